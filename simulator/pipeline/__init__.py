@@ -1,0 +1,1 @@
+"""solve -> simulate -> select -> repair, as a stream of typed events (see ``events``)."""

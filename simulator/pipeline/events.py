@@ -1,0 +1,91 @@
+"""The one seam between the pipeline and its hosts (CLI, web app, evaluation): typed events.
+
+Every event of a run carries the run id and a gap-free sequence number starting at 0; a run ends with
+exactly one final event (``run_finished``, ``run_failed`` or ``run_cancelled``). Events are plain JSON.
+Payloads by type (documented in docs/events.md):
+
+- ``run_started``       {problem, settings, provenance}
+- ``stage``             {stage: solve|simulate|select|repair|execute, state: started|finished, seconds?, tokens?}
+- ``candidate_delta``   {candidate, text}                 streamed text of candidate i
+- ``candidate_done``    {candidate, text, code, parse_error, tokens}
+- ``simulation_delta``  {candidate, test, sample, text}   streamed NLEX
+- ``simulation_done``   {candidate, test, sample, text, predicted, parse_error, tokens}
+- ``verdict``           {candidate, test, expected, simulated, match, votes?, real?}
+- ``selected``          {candidate, scores, tied, seed, reason}
+- ``repair_delta``      {turn, text}
+- ``repair_turn``       {turn, submitted, code, text, feedback, parse_error}
+- ``execution``         {candidate, test, public, status, output, passed, divergence?}
+- ``run_finished``      {candidate, code, passed_public_simulated, turns_used, totals}
+- ``run_failed``        {error, message}
+- ``run_cancelled``     {reason}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from simulator import SCHEMA_VERSION
+
+EventType = Literal[
+    "run_started",
+    "stage",
+    "candidate_delta",
+    "candidate_done",
+    "simulation_delta",
+    "simulation_done",
+    "verdict",
+    "selected",
+    "repair_delta",
+    "repair_turn",
+    "execution",
+    "run_finished",
+    "run_failed",
+    "run_cancelled",
+]
+EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
+FINAL_TYPES = frozenset({"run_finished", "run_failed", "run_cancelled"})
+
+
+@dataclass(frozen=True)
+class Event:
+    run_id: str
+    seq: int
+    type: EventType
+    payload: dict[str, Any]
+
+    @property
+    def is_final(self) -> bool:
+        return self.type in FINAL_TYPES
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": self.run_id,
+            "seq": self.seq,
+            "type": self.type,
+            "payload": self.payload,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Event:
+        return cls(run_id=data["run_id"], seq=data["seq"], type=data["type"], payload=data["payload"])
+
+
+class Sequencer:
+    """Hands out events with consecutive sequence numbers for one run."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.next_seq = 0
+
+    def __call__(self, type: EventType, **payload: Any) -> Event:
+        if type not in EVENT_TYPES:
+            raise ValueError(f"unknown event type {type!r}")
+        event = Event(self.run_id, self.next_seq, type, payload)
+        self.next_seq += 1
+        return event
