@@ -1,0 +1,61 @@
+"""Judging stdout: token-by-token comparison with a float tolerance.
+
+One function so that the output-prediction reward, the Code Jam judge and the pipeline's "simulated
+output matches expected output" all agree on what a match is.
+
+Rules (the usual competitive-programming checker):
+
+- both texts are split on whitespace; the token counts must be equal;
+- two tokens match when they are the same string, or when both are numbers, at least one of them is
+  not an integer literal (it has a '.', an exponent, ...), and they differ by at most
+  ``tolerance * max(1, |expected|)`` (absolute or relative error);
+- integer tokens are compared exactly: ``1000001`` never matches ``1000000``, whatever the tolerance
+  (Code Jam archives state a float tolerance even for integer problems).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+DEFAULT_TOLERANCE = 1e-5
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
+def outputs_match(actual: str, expected: str, tolerance: float = DEFAULT_TOLERANCE) -> bool:
+    """Whether ``actual`` stdout matches ``expected`` token by token (floats within ``tolerance``).
+
+    >>> outputs_match("Case #1: 0.333333\\n", "Case #1: 0.3333333333", 1e-5)
+    True
+    >>> outputs_match("1 2 3", "1 2  3\\n", 0.0)
+    True
+    >>> outputs_match("1000001", "1000000", 1e-5)
+    False
+    >>> outputs_match("1.5", "1.6", 1e-5)
+    False
+    """
+    actual_tokens = actual.split()
+    expected_tokens = expected.split()
+    if len(actual_tokens) != len(expected_tokens):
+        return False
+    return all(_tokens_match(a, e, tolerance) for a, e in zip(actual_tokens, expected_tokens, strict=True))
+
+
+def _tokens_match(actual: str, expected: str, tolerance: float) -> bool:
+    if actual == expected:
+        return True
+    if _INTEGER.fullmatch(actual) and _INTEGER.fullmatch(expected):
+        return False
+    a, e = _as_float(actual), _as_float(expected)
+    if a is None or e is None or not (math.isfinite(a) and math.isfinite(e)):
+        return False
+    return abs(a - e) <= tolerance * max(1.0, abs(e))
+
+
+def _as_float(token: str) -> float | None:
+    if "_" in token:  # float() accepts "1_0"; a judge must not
+        return None
+    try:
+        return float(token)
+    except ValueError:
+        return None

@@ -1,0 +1,271 @@
+"""A thread-safe pool of warm sandboxed workers (sandbox.py) that run programs and return results.
+
+    with Pool(workers=2) as pool:
+        result = pool.run(Program(code="def f(x): return x + 1", call="f(1)"))
+        results = pool.run_many(programs, trace=True)
+
+Workers start lazily, up to ``workers`` of them; each runs one program at a time. A worker that dies
+(a program can kill it: same uid) is reported as a ``killed`` result for that program and replaced by
+a fresh one. All worker processes are started from one long-lived launcher thread, because bwrap's
+``--die-with-parent`` follows the *thread* that started it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import select
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from typing import IO, Any
+
+from simulator.execution.program import Program
+from simulator.execution.result import ExceptionInfo, ExecutionResult
+from simulator.execution.sandbox import Limits, SandboxError, worker_command
+from simulator.execution.trace import DEFAULT_MAX_STEPS, Trace
+from simulator.execution.worker import write_message
+
+START_TIMEOUT_S = 20.0
+ANSWER_GRACE_S = 5.0  # beyond a program's own timeout, how long the pool waits for its worker
+Progress = Callable[[int, int], None]
+
+
+class _Worker:
+    """One sandboxed worker process and its pipes."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the worker)
+        self.timed_out = False
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env=_host_env(),
+            bufsize=0,
+        )
+        self.info = self._receive(START_TIMEOUT_S)
+        if not self.info or not self.info.get("ready"):
+            self.close()
+            raise SandboxError(f"the sandbox did not start: {self.log_text() or 'no message'}")
+
+    def _receive(self, timeout: float) -> dict[str, Any] | None:
+        """The next message, or None if the worker died or stayed silent for ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        header = self._read_exact(4, deadline)
+        if header is None:
+            return None
+        body = self._read_exact(int.from_bytes(header, "big"), deadline)
+        return None if body is None else json.loads(body)
+
+    def _read_exact(self, size: int, deadline: float) -> bytes | None:
+        fd = self.process.stdout.fileno()  # type: ignore[union-attr]
+        chunks: list[bytes] = []
+        while size > 0:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                self.timed_out = True
+                self.process.kill()
+                return None
+            data = os.read(fd, min(size, 1 << 20))
+            if not data:
+                return None
+            chunks.append(data)
+            size -= len(data)
+        return b"".join(chunks)
+
+    def ask(self, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        try:
+            write_message(self.process.stdin, request)  # type: ignore[arg-type]
+        except (BrokenPipeError, OSError):
+            return None
+        return self._receive(timeout)
+
+    def log_text(self) -> str:
+        """What the worker (or bwrap) wrote to stderr: the reason when a sandbox fails to start."""
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace").strip()[-2000:]
+
+    def close(self) -> None:
+        for stream in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()  # type: ignore[union-attr]
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _host_env() -> dict[str, str]:
+    """bwrap clears the environment for the program anyway; give bwrap itself only what it needs."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+
+
+class Pool:
+    """Runs programs in sandboxed workers; ``run`` and ``run_many`` may be called from any thread."""
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        limits: Limits | None = None,
+        python: str | None = None,
+        run_as_uid: int | None = None,
+        setup_as_root: bool = True,
+    ) -> None:
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.limits = limits or Limits()
+        self.command = worker_command(
+            self.limits, python=python, run_as_uid=run_as_uid, setup_as_root=setup_as_root
+        )
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._started = 0
+        self._lock = threading.Lock()
+        self._closed = False
+        self._launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="execsim-launcher")
+        self._all: set[_Worker] = set()
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def __enter__(self) -> Pool:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> Pool:
+        """Start one worker now (raises SandboxError if the sandbox cannot start); others start on demand."""
+        self._release(self._acquire())
+        return self
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            workers, self._all = list(self._all), set()
+        for worker in workers:
+            worker.close()
+        self._launcher.shutdown(wait=False)
+
+    def _spawn(self) -> _Worker:
+        worker = self._launcher.submit(_Worker, self.command).result()
+        with self._lock:
+            self._all.add(worker)
+        return worker
+
+    def _acquire(self) -> _Worker:
+        with self._lock:
+            if self._closed:
+                raise SandboxError("the pool is closed")
+            grow = self._idle.empty() and self._started < self.workers
+            if grow:
+                self._started += 1
+        if grow:
+            try:
+                return self._spawn()
+            except BaseException:
+                with self._lock:
+                    self._started -= 1
+                raise
+        return self._idle.get()
+
+    def _release(self, worker: _Worker) -> None:
+        self._idle.put(worker)
+
+    def _discard(self, worker: _Worker) -> None:
+        with self._lock:
+            self._all.discard(worker)
+            self._started -= 1
+        worker.close()
+
+    @property
+    def worker_info(self) -> list[dict[str, Any]]:
+        """What each started worker reported at start (uid and pid inside its sandbox)."""
+        with self._lock:
+            return [w.info for w in self._all]
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def run(
+        self, program: Program, *, trace: bool = False, max_steps: int = DEFAULT_MAX_STEPS
+    ) -> ExecutionResult:
+        """Run one program in a fresh sandboxed child; failures of the program come back as data."""
+        problems = program.problems()
+        if problems:
+            return ExecutionResult.invalid("; ".join(problems))
+        request = {"program": _program_dict(program), "trace": trace, "max_steps": max_steps}
+        worker = self._acquire()
+        answer = worker.ask(request, program.timeout_s + ANSWER_GRACE_S)
+        if answer is None:
+            self._discard(worker)
+            if worker.timed_out:
+                return ExecutionResult(
+                    status="timeout", message="the sandbox worker stopped answering (replaced)"
+                )
+            return ExecutionResult(
+                status="killed",
+                message="the sandbox worker died while running this program (it was replaced)",
+            )
+        self._release(worker)
+        return _result(answer)
+
+    def run_many(
+        self,
+        programs: Iterable[Program],
+        *,
+        trace: bool = False,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        progress: Progress | None = None,
+    ) -> list[ExecutionResult]:
+        """Run programs concurrently on the pool's workers; results in input order."""
+        items: Sequence[Program] = list(programs)
+        results: list[ExecutionResult | None] = [None] * len(items)
+        done = 0
+        done_lock = threading.Lock()
+
+        def one(index: int) -> None:
+            nonlocal done
+            results[index] = self.run(items[index], trace=trace, max_steps=max_steps)
+            with done_lock:
+                done += 1
+                if progress is not None:
+                    progress(done, len(items))
+
+        with ThreadPoolExecutor(max_workers=min(self.workers, max(1, len(items)))) as executor:
+            for future in [executor.submit(one, i) for i in range(len(items))]:
+                future.result()
+        return results  # type: ignore[return-value]
+
+
+def _program_dict(program: Program) -> dict[str, Any]:
+    data = asdict(program)
+    if data["tests"] is not None:
+        data["tests"] = list(data["tests"])
+    return data
+
+
+def _result(record: dict[str, Any]) -> ExecutionResult:
+    exception = record.get("exception")
+    trace = record.get("trace")
+    return ExecutionResult(
+        status=record["status"],
+        value=record.get("value"),
+        value_type=record.get("value_type"),
+        stdout=record.get("stdout", ""),
+        stdout_truncated=record.get("stdout_truncated", False),
+        stderr=record.get("stderr", ""),
+        stderr_truncated=record.get("stderr_truncated", False),
+        exception=ExceptionInfo(**exception) if exception else None,
+        duration_s=record.get("duration_s", 0.0),
+        peak_memory_kb=record.get("peak_memory_kb"),
+        message=record.get("message", ""),
+        trace=Trace.from_dict(trace) if trace else None,
+    )

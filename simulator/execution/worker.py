@@ -1,0 +1,332 @@
+"""The warm process inside a sandbox: it forks a fresh child per program and reports what happened.
+
+Run as ``python -m simulator.execution.worker '<limits json>'`` by the pool (see sandbox.py), never by
+hand. It speaks length-prefixed JSON (4-byte big-endian length, UTF-8 JSON) on its stdin/stdout: first
+it sends ``{"ready": true, "uid": ..., "pid": ...}``, then one response per request
+``{"program": {...}, "trace": bool, "max_steps": int}``. A response holds the ``ExecutionResult``
+fields (``trace`` as a dict).
+
+Per program the worker: makes a fresh working directory under /tmp; forks a child that sets rlimits,
+installs the seccomp filter, seeds ``random`` and runs the harness with stdin from the given text and
+stdout/stderr/result on pipes; drains those pipes with caps under the wall clock; reaps the child
+(its rusage gives the peak memory); kills every other process left in the sandbox (the worker is
+their subreaper); empties /tmp.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import math
+import os
+import resource
+import selectors
+import shutil
+import signal
+import struct
+import sys
+import time
+from typing import Any, BinaryIO
+
+_HEADER = struct.Struct(">I")
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+_GRACE_S = 0.2  # after the child exits, how long to wait for its pipes to close
+# Modules a program commonly imports: loaded once in the worker, so each forked child has them free.
+PRELOAD = (
+    "collections", "itertools", "functools", "math", "re", "string", "heapq", "bisect", "random",
+    "operator", "copy", "json", "typing", "dataclasses", "fractions", "decimal", "statistics",
+    "datetime", "textwrap", "unicodedata", "hashlib", "array", "cmath", "numbers", "traceback",
+)  # fmt: skip
+
+
+def write_message(stream: BinaryIO, message: dict[str, Any]) -> None:
+    data = json.dumps(message, separators=(",", ":")).encode()
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_message(stream: BinaryIO) -> dict[str, Any] | None:
+    """The next message, or None at end of stream (the other side is gone)."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return json.loads(data)
+
+
+class _Capture:
+    """Bytes drained from one pipe, up to a cap."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.over = False
+
+    def add(self, data: bytes) -> None:
+        room = self.cap - self.size
+        if len(data) > room:
+            self.over = True
+            data = data[: max(room, 0)]
+        self.chunks.append(data)
+        self.size += len(data)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", errors="replace")
+
+
+def _child(
+    request: dict[str, Any], limits: dict[str, int], fds: tuple[int, int, int, int], workdir: str
+) -> None:
+    """In the forked child: confine this process, run the harness, write the record to fd 3. Never returns."""
+    code = 70
+    try:
+        stdin_fd, out_w, err_w, res_w = fds
+        os.dup2(stdin_fd, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.dup2(res_w, 3)
+        os.closerange(4, 1 << 16)
+        os.chdir(workdir)
+        timeout = float(request["program"].get("timeout_s", 3.0))
+        cpu = max(1, math.ceil(timeout))
+        mb = 1024 * 1024
+        nproc = limits["processes"] + 2  # the worker and bwrap's init count too
+        for which, value in (
+            (resource.RLIMIT_CORE, (0, 0)),
+            (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+            (resource.RLIMIT_FSIZE, (limits["file_size_mb"] * mb,) * 2),
+            (resource.RLIMIT_NOFILE, (limits["open_files"],) * 2),
+            (resource.RLIMIT_NPROC, (nproc, nproc)),
+            (resource.RLIMIT_AS, (limits["memory_mb"] * mb,) * 2),
+        ):
+            resource.setrlimit(which, value)
+        from simulator.execution import harness, seccomp
+
+        seccomp.install()
+        import random
+
+        random.seed(0)
+        sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)  # noqa: SIM115
+        record = harness.execute(request["program"], request.get("trace", False), request["max_steps"])
+        data = json.dumps(record, separators=(",", ":")).encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(3, view) :]
+        code = 0
+    except BaseException:  # nothing can be reported but the exit code; the worker calls it "killed"
+        pass
+    os._exit(code)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def in_sandbox() -> bool:
+    """Whether this process runs in a bwrap pid namespace (where ``kill(-1)`` reaches only the sandbox)."""
+    try:
+        with open("/proc/1/comm", encoding="utf-8") as handle:
+            return handle.read().strip() == "bwrap"
+    except OSError:
+        return False
+
+
+def _kill_everything_else() -> None:
+    """Kill every process left in the sandbox but this one, and reap them (we are their subreaper)."""
+    if not in_sandbox():  # outside a pid namespace kill(-1) would hit the host's processes
+        raise RuntimeError("the worker only runs inside its sandbox")
+    while True:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(-1, signal.SIGKILL)
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _empty_tmp() -> None:
+    for folder in ("/tmp", "/dev/shm"):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+
+def run_one(request: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+    """Fork a child for one program, supervise it, and return the result record."""
+    program = request["program"]
+    timeout = float(program.get("timeout_s", 3.0))
+    workdir = os.path.join("/tmp", f"run-{time.monotonic_ns()}")
+    os.mkdir(workdir, 0o700)
+    stdin_path = workdir + ".stdin"
+    with open(stdin_path, "w", encoding="utf-8") as handle:
+        handle.write(program.get("stdin") or "")
+    stdin_fd = os.open(stdin_path, os.O_RDONLY)
+    os.unlink(stdin_path)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    res_r, res_w = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        _child(request, limits, (stdin_fd, out_w, err_w, res_w), workdir)
+    for fd in (stdin_fd, out_w, err_w, res_w):
+        os.close(fd)
+
+    cap = limits["output_kb"] * 1024
+    captures = {
+        out_r: _Capture(cap),
+        err_r: _Capture(cap),
+        res_r: _Capture(limits["result_mb"] * 1024 * 1024),
+    }
+    verdict: str | None = None  # a status only the worker can give
+    message = ""
+    selector = selectors.DefaultSelector()
+    for fd in captures:
+        os.set_blocking(fd, False)
+        selector.register(fd, selectors.EVENT_READ)
+    pidfd = os.pidfd_open(pid)
+    selector.register(pidfd, selectors.EVENT_READ)
+    deadline = started + timeout
+    exited_at: float | None = None
+    while exited_at is None or len(selector.get_map()) > 0:
+        now = time.monotonic()
+        limit = deadline if exited_at is None else min(deadline, exited_at + _GRACE_S)
+        if now >= limit:
+            if exited_at is None:
+                verdict, message = "timeout", f"wall-clock limit of {timeout:g} s exceeded"
+                os.kill(pid, signal.SIGKILL)
+            break
+        for key, _ in selector.select(limit - now):
+            if key.fd == pidfd:
+                exited_at = time.monotonic()
+                selector.unregister(pidfd)
+                continue
+            try:
+                data = os.read(key.fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not data:
+                selector.unregister(key.fd)
+                continue
+            capture = captures[key.fd]
+            capture.add(data)
+            if capture.over and verdict is None:
+                verdict = "output_limit"
+                which = {out_r: "stdout", err_r: "stderr", res_r: "the result record"}[key.fd]
+                message = f"{which} exceeded its cap of {capture.cap} bytes"
+                os.kill(pid, signal.SIGKILL)
+        if verdict is not None:
+            break
+    selector.close()
+    _, wait_status, usage = os.wait4(pid, 0)
+    duration = time.monotonic() - started
+    os.close(pidfd)
+    for fd in captures:
+        os.close(fd)
+    _kill_everything_else()
+    _empty_tmp()
+
+    out, err, res = captures[out_r], captures[err_r], captures[res_r]
+    record: dict[str, Any] = {
+        "status": "ok",
+        "value": None,
+        "value_type": None,
+        "exception": None,
+        "trace": None,
+        "duration_s": duration,
+    }
+    if verdict is None and res.size and not res.over:
+        try:
+            record.update(json.loads(res.text()))
+        except ValueError:
+            verdict, message = "killed", "the program's result record was cut short"
+    elif verdict is None:
+        if os.WIFSIGNALED(wait_status):
+            number = os.WTERMSIG(wait_status)
+            cpu_used = usage.ru_utime + usage.ru_stime
+            if number == signal.SIGXCPU or (number == signal.SIGKILL and cpu_used >= math.ceil(timeout)):
+                verdict, message = "timeout", f"CPU-time limit of {math.ceil(timeout)} s exceeded"
+            elif number == signal.SIGXFSZ:
+                verdict, message = "output_limit", "file-size limit exceeded"
+            else:
+                verdict, message = "killed", f"killed by {_signal_name(number)}"
+        else:
+            code = os.WEXITSTATUS(wait_status)
+            verdict, message = "killed", f"exited with code {code} before reporting a result"
+    if verdict is not None:
+        record.update(status=verdict, value=None, value_type=None)
+    record.update(
+        stdout=out.text(),
+        stdout_truncated=out.over,
+        stderr=err.text(),
+        stderr_truncated=err.over,
+        peak_memory_kb=usage.ru_maxrss,
+        message=message or _message_for(record),
+    )
+    expected = program.get("expected_stdout")
+    if record["status"] == "ok" and expected is not None:
+        from simulator.compare import outputs_match
+
+        if out.over or not outputs_match(record["stdout"], expected, tolerance=1e-6):
+            record.update(status="wrong_answer", message="stdout differs from the expected output")
+    return record
+
+
+def _message_for(record: dict[str, Any]) -> str:
+    exc = record.get("exception")
+    if record["status"] == "ok" or not exc:
+        return ""
+    where = f" (line {exc['line']})" if exc.get("line") else ""
+    return f"{exc['type']}: {exc['message']}{where}"[:500]
+
+
+def _prctl(option: int, value: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
+
+
+def main() -> None:
+    if not in_sandbox():
+        sys.exit("simulator.execution.worker runs only inside its bwrap sandbox (started by Pool)")
+    limits = json.loads(sys.argv[1])
+    # The protocol moves off fds 0/1 so that nothing printed by accident can corrupt it.
+    requests = os.fdopen(os.dup(0), "rb")
+    responses = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(_PR_SET_DUMPABLE, 0)
+    for name in PRELOAD:
+        __import__(name)
+    from simulator import compare  # noqa: F401  (preloaded for the children and the judge)
+    from simulator.execution import harness, seccomp  # noqa: F401
+
+    seccomp.build_filter()  # fail here, loudly, on an unsupported machine
+    write_message(responses, {"ready": True, "uid": os.getuid(), "pid": os.getpid()})
+    while (request := read_message(requests)) is not None:
+        write_message(responses, run_one(request, limits))
+
+
+if __name__ == "__main__":
+    main()

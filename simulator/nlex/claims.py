@@ -1,0 +1,235 @@
+"""Checkable claims extracted from any NLEX text (our narrator's or a model's).
+
+An NLEX text says things a trace can confirm or refute: that a line runs ("Line 4", "on line 4"), that a
+variable holds a value ("i = 2", "count is now 3", "dp[1] = 1"), that a function returns a value, that a
+line prints something, that a loop repeats ("Lines 3-5 repeat 4 more times"), and the final answer
+(``[ANSWER] assert f(...) == X [/ANSWER]``, ``[ANSWER] X [/ANSWER]``, ``[OUTPUT] X [/OUTPUT]`` or an
+``<output>...</output>`` block). ``extract_claims`` finds them with their character offsets so a UI can
+highlight them; ``simulator.nlex.check`` gives each a verdict against a real trace.
+
+Text inside backticks is code, not a claim (``\\`x = x + 1\\``` says nothing about x's value). Values are
+the longest prefix that parses as a Python literal, so ``x = 3, y = 4`` yields two claims.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+ClaimKind = Literal["line", "value", "return", "print", "repeat", "answer"]
+
+_ANSWER_BLOCKS = (
+    re.compile(r"\[ANSWER\](.*?)\[/ANSWER\]", re.S),
+    re.compile(r"\[OUTPUT\](.*?)\[/OUTPUT\]", re.S),
+)
+_OUTPUT_BLOCK = re.compile(r"<output>\n?(.*?)</output>", re.S)
+_CODE_SPAN = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+_REPEAT = re.compile(
+    r"\b[Ll]ines? (\d+)\s*(?:-|–|to|through)\s*(\d+) (?:repeat|run|are repeated|execute)s? (\d+) more times?"
+)
+_LINE_RANGE = re.compile(r"\b[Ll]ines (\d+)\s*(?:-|–|to|through|and)\s*(\d+)")
+_LINE = re.compile(r"\b[Ll]ine (\d+)\b")
+_TARGET = r"(?<![\w.'\"\]])([A-Za-z_]\w*(?:\[[^\[\]=\n]{1,40}\])?)"
+_ASSIGN = re.compile(_TARGET + r"\s*(?:(?<![=!<>+\-*/%])=(?!=)|:=)\s*")
+_VERBAL = re.compile(
+    _TARGET + r"\s+(?:is now|is still|is set to|is updated to|is assigned|becomes|became|changes to"
+    r"|now holds|holds|equals|starts at|starts as|begins at|is initiali[sz]ed to|is)\s+"
+    r"(?:the (?:value|list|string|tuple|dict|number|integer) )?"
+)
+_VALUE_OF = re.compile(r"\bvalue of `?([A-Za-z_]\w*)`? (?:is|becomes|is now)\s+")
+_RETURN = re.compile(r"\b[Rr]eturn(?:s| value is| value:|ing)\s+(?:the value\s+)?")
+_RETURN_NAMED = re.compile(r"\s*`?[A-Za-z_][\w\[\]]*`?,?\s+(?:which is|which equals|=)\s+")
+_PRINT = re.compile(r"\bprint(?:s|ing|ed)?\s+(?:out\s+)?")
+_STOPWORDS = frozenset(
+    {"it", "this", "that", "which", "what", "there", "here", "then", "the", "a", "an", "and", "or"}
+    | {"value", "result", "output", "answer", "loop", "condition"}
+)
+
+
+@dataclass
+class Claim:
+    """One checkable statement and where it sits in the NLEX text (``start``/``end`` offsets)."""
+
+    kind: ClaimKind
+    start: int
+    end: int
+    text: str
+    line: int | None = None
+    name: str | None = None
+    value: str | None = None  # source text of the claimed value, as written
+    value_start: int | None = None
+    value_end: int | None = None
+    count: int | None = None  # repeat claims: how many more iterations
+    last_line: int | None = None  # repeat claims: the loop's last line
+    anchored: bool = False  # a line claim came earlier on the same text line
+    form: Literal["call", "stdout"] | None = None  # answer claims: a call's value or a program's stdout
+
+
+def literal_prefix(text: str, start: int, limit: int) -> int | None:
+    """End offset of the longest ``text[start:end]`` (end <= limit) that parses as a Python literal."""
+    while start < limit and text[start] in " \t":
+        start += 1
+    if start >= limit or text[start] in ",.;:)]}":
+        return None
+    for end in range(limit, start, -1):
+        last = text[end - 1]
+        if last in " \t,;:":
+            continue
+        if end < limit and text[end] not in " \t,.;:)]}\n!?":
+            continue
+        if last == "." and (end == limit or text[end] in " \t\n"):
+            continue  # a full stop, not a decimal point
+        try:
+            ast.literal_eval(text[start:end])
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        return end
+    return None
+
+
+def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    chars = list(text)
+    for a, b in spans:
+        for i in range(a, b):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)
+
+
+def _answer_value(body: str, offset: int) -> tuple[str, int, int]:
+    """The claimed value inside an answer block: the right side of ``assert call == X`` or the body."""
+    stripped = body.strip()
+    lead = offset + body.index(stripped) if stripped else offset
+    if stripped.startswith("assert"):
+        try:
+            tree = ast.parse(stripped)
+            test = tree.body[0].test  # type: ignore[attr-defined]
+            if isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq):
+                right = test.comparators[0]
+                value_start = _offset_of(stripped, right.lineno, right.col_offset)
+                value_end = _offset_of(stripped, right.end_lineno or right.lineno, right.end_col_offset or 0)
+                return stripped[value_start:value_end], lead + value_start, lead + value_end
+        except (SyntaxError, IndexError, AttributeError):
+            pass
+        if "==" in stripped:
+            cut = stripped.index("==") + 2
+            rest = stripped[cut:].strip()
+            value_start = stripped.index(rest, cut) if rest else cut
+            return rest, lead + value_start, lead + value_start + len(rest)
+    return stripped, lead, lead + len(stripped)
+
+
+def _offset_of(text: str, lineno: int, col: int) -> int:
+    lines = text.split("\n")
+    prefix = lines[lineno - 1].encode()[:col].decode(errors="ignore")  # ast columns count UTF-8 bytes
+    return sum(len(x) + 1 for x in lines[: lineno - 1]) + len(prefix)
+
+
+def extract_claims(text: str, names: Iterable[str] | None = None) -> list[Claim]:
+    """All claims in ``text`` in reading order. ``names`` (the program's variables, when known) lets
+    verbal claims such as "count is 3" through only for real variables; ``x = 3`` always counts."""
+    known = set(names) if names is not None else None
+    claims: list[Claim] = []
+    masked_spans: list[tuple[int, int]] = []
+
+    answer_spans = []
+    for pattern in _ANSWER_BLOCKS:
+        for m in pattern.finditer(text):
+            answer_spans.append((m, "call"))
+    for m in _OUTPUT_BLOCK.finditer(text):
+        answer_spans.append((m, "stdout"))
+    if answer_spans:
+        m, form = max(answer_spans, key=lambda item: item[0].start())  # the last block is the answer
+        if form == "stdout":
+            body = m.group(1)
+            value, a, b = body, m.start(1), m.start(1) + len(body)
+        else:
+            value, a, b = _answer_value(m.group(1), m.start(1))
+        claims.append(Claim("answer", m.start(), m.end(), m.group(0), value=value, value_start=a,
+                            value_end=b, form=form))  # fmt: skip
+    for m, _ in answer_spans:
+        masked_spans.append((m.start(), m.end()))
+    masked_spans.extend((m.start(), m.end()) for m in _CODE_SPAN.finditer(text))
+    work = _mask(text, masked_spans)
+
+    found: list[Claim] = []
+    taken: list[tuple[int, int]] = []
+    for m in _REPEAT.finditer(work):
+        found.append(Claim("repeat", m.start(), m.end(), m.group(0), line=int(m.group(1)),
+                           last_line=int(m.group(2)), count=int(m.group(3)), value=m.group(3),
+                           value_start=m.start(3), value_end=m.end(3)))  # fmt: skip
+        taken.append((m.start(), m.end()))
+    for m in _LINE_RANGE.finditer(work):
+        taken.append((m.start(), m.end()))
+    for m in _LINE.finditer(work):
+        if not _inside(m.start(), taken):
+            found.append(Claim("line", m.start(), m.end(), m.group(0), line=int(m.group(1))))
+
+    def add_value(kind: ClaimKind, m: re.Match[str], name: str | None, value_from: int) -> None:
+        limit = work.find("\n", value_from)
+        limit = len(work) if limit < 0 else limit
+        end = literal_prefix(work, value_from, limit)
+        if end is None:
+            return
+        value_start = value_from + (len(work[value_from:end]) - len(work[value_from:end].lstrip()))
+        span = (m.start(), end)
+        if any(a <= span[0] < b for a, b in taken):
+            return
+        taken.append(span)
+        found.append(Claim(kind, m.start(), end, text[m.start():end], name=name, value=text[value_start:end],
+                           value_start=value_start, value_end=end))  # fmt: skip
+
+    for m in _RETURN.finditer(work):
+        named = _RETURN_NAMED.match(work, m.end())
+        if literal_prefix(work, m.end(), _line_end(work, m.end())) is None and named:
+            add_value("return", m, None, named.end())
+        else:
+            add_value("return", m, None, m.end())
+    for m in _PRINT.finditer(work):
+        add_value("print", m, None, m.end())
+    for m in _VALUE_OF.finditer(work):
+        add_value("value", m, m.group(1), m.end())
+    for m in _ASSIGN.finditer(work):
+        add_value("value", m, m.group(1), m.end())
+    for m in _VERBAL.finditer(work):
+        name = m.group(1)
+        base = name.split("[")[0]
+        if base not in known if known is not None else base.lower() in _STOPWORDS:
+            continue
+        add_value("value", m, name, m.end())
+
+    found.sort(key=lambda c: c.start)
+    last_line_at: int | None = None
+    for claim in found:
+        if claim.kind == "line":
+            last_line_at = claim.start
+        elif last_line_at is not None and "\n" not in text[last_line_at : claim.start]:
+            claim.anchored = True
+    return found + claims
+
+
+def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= pos < b for a, b in spans)
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end < 0 else end
+
+
+def program_names(code: str) -> set[str]:
+    """Names a program binds (parameters, assignment and loop targets): the variables claims may name."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names

@@ -1,0 +1,258 @@
+"""Each test adversarially checks one property of the sandbox: the hostile program is contained with the
+right status, and the host is unharmed (later programs run normally, nothing leaks out).
+
+All go through the pool, once as root and once as the unprivileged user (see sandbox_support.py).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from sandbox_support import SMALL, VARIANTS, make_pool
+
+from simulator.execution import Pool, Program
+
+SECRET = f"execsim-secret-{uuid.uuid4().hex}"
+
+
+@pytest.fixture(scope="module", params=VARIANTS)
+def pool(request: pytest.FixtureRequest):
+    os.environ["EXECSIM_TEST_SECRET"] = SECRET  # the pool's own process holds a secret
+    try:
+        pool = make_pool(request.param)
+        yield pool
+        pool.close()
+    finally:
+        os.environ.pop("EXECSIM_TEST_SECRET", None)
+
+
+def run(pool: Pool, code: str, timeout: float = 1.0, **kwargs):
+    return pool.run(Program(code=code, stdin=kwargs.pop("stdin", ""), timeout_s=timeout, **kwargs))
+
+
+def assert_healthy(pool: Pool) -> None:
+    """The pool still runs an ordinary program normally, in a clean directory."""
+    result = pool.run(Program(code="import os\ndef f(x):\n    return (x * 2, os.listdir('.'))", call="f(21)"))
+    assert result.status == "ok", result.message
+    assert result.value == "(42, [])"
+
+
+def host_processes_with(marker: str) -> list[str]:
+    """Host processes whose command line contains ``marker``."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline and str(os.getpid()) != pid:
+            found.append(cmdline)
+    return found
+
+
+def test_infinite_loop_times_out(pool: Pool) -> None:
+    started = time.monotonic()
+    result = run(pool, "while True:\n    pass\n")
+    assert result.status == "timeout"
+    assert time.monotonic() - started < 5
+    assert_healthy(pool)
+
+
+def test_sleeping_past_the_wall_clock_times_out(pool: Pool) -> None:
+    started = time.monotonic()
+    result = run(pool, "import time\ntime.sleep(60)\n")
+    assert result.status == "timeout"
+    assert "wall-clock" in result.message
+    assert time.monotonic() - started < 5
+    assert_healthy(pool)
+
+
+def test_fork_bomb_hits_the_process_limit(pool: Pool) -> None:
+    code = (
+        "import os, time\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n"
+        "            time.sleep(30)\n            os._exit(0)\n        n += 1\n"
+        "except OSError as exc:\n    print(n, exc.errno)\n"
+    )
+    result = run(pool, code, timeout=2.0)
+    assert result.status == "ok", result.message
+    forked, errno_ = map(int, result.stdout.split())
+    assert errno_ == 11  # EAGAIN from RLIMIT_NPROC
+    assert forked <= SMALL.processes
+    assert_healthy(pool)
+
+
+def test_endless_fork_bomb_is_stopped(pool: Pool) -> None:
+    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    result = run(pool, code, timeout=1.0)
+    assert result.status in ("timeout", "killed")
+    assert_healthy(pool)
+
+
+def test_memory_bomb_hits_the_memory_limit(pool: Pool) -> None:
+    result = run(pool, "chunks = []\nwhile True:\n    chunks.append(bytearray(10 ** 7))\n", timeout=3.0)
+    assert result.status == "memory_limit"
+    assert result.exception is not None and result.exception.type == "MemoryError"
+    assert_healthy(pool)
+
+
+def test_one_gigabyte_file_hits_the_file_size_limit(pool: Pool) -> None:
+    code = "with open('big', 'wb') as f:\n    for _ in range(1024):\n        f.write(b'x' * 2 ** 20)\n"
+    result = run(pool, code, timeout=3.0)
+    assert result.status == "output_limit"
+    assert result.exception is not None and "File too large" in result.exception.message
+    assert_healthy(pool)
+
+
+def test_many_small_files_fill_the_private_tmp(pool: Pool) -> None:
+    code = "i = 0\nwhile True:\n    with open(f'f{i}', 'w') as f:\n        f.write('x')\n    i += 1\n"
+    result = run(pool, code, timeout=5.0)
+    assert result.status in ("output_limit", "timeout")
+    assert_healthy(pool)  # the next program's directory is empty: the files are gone
+
+
+def test_socket_to_a_loopback_listener_is_refused(pool: Pool) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    try:
+        result = run(pool, f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=0.5)\n")
+        assert result.status == "runtime_error"
+        assert result.exception is not None and result.exception.type == "PermissionError"
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected
+    finally:
+        listener.close()
+    assert_healthy(pool)
+
+
+def test_parent_secrets_are_out_of_reach(pool: Pool) -> None:
+    code = (
+        "import os\nseen = [repr(dict(os.environ))]\nfor pid in os.listdir('/proc'):\n"
+        "    if pid.isdigit():\n        for name in ('environ', 'cmdline'):\n            try:\n"
+        "                seen.append(open(f'/proc/{pid}/{name}', 'rb').read().decode(errors='replace'))\n"
+        "            except OSError:\n                pass\n"
+        "print(len([p for p in os.listdir('/proc') if p.isdigit()]))\nprint('\\n'.join(seen))\n"
+    )
+    result = run(pool, code)
+    assert result.status == "ok", result.message
+    assert SECRET not in result.stdout
+    assert "EXECSIM_TEST_SECRET" not in result.stdout
+    assert int(result.stdout.split()[0]) <= 4  # bwrap's init, the worker, the program: no host process
+    assert_healthy(pool)
+
+
+def test_writing_outside_the_temporary_directory_fails(pool: Pool) -> None:
+    name = f"execsim-escape-{uuid.uuid4().hex}"
+    project = Path(__file__).resolve().parents[3]
+    targets = [project / name, Path("/etc") / name, Path("/var/tmp") / name, Path("/tmp") / name]
+    code = (
+        f"for path in {[str(t) for t in targets]!r}:\n    try:\n        open(path, 'w').write('x')\n"
+        "        print('wrote', path)\n    except OSError as exc:\n"
+        "        print('refused', path, exc.errno)\n"
+    )
+    result = run(pool, code)
+    assert result.status == "ok", result.message
+    assert "refused " + str(project / name) in result.stdout
+    assert "refused /etc/" + name in result.stdout
+    for target in targets:  # /tmp and /var/tmp inside the sandbox are private
+        assert not target.exists()
+    assert_healthy(pool)
+
+
+def test_killing_the_worker_is_reported_and_it_is_replaced(pool: Pool) -> None:
+    result = run(pool, "import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(5)\n")
+    assert result.status == "killed"
+    result = run(pool, "import os, signal\nos.kill(-1, signal.SIGKILL)\n")
+    assert result.status == "killed"
+    assert_healthy(pool)
+    assert_healthy(pool)  # both workers
+
+
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("def f(n):\n    return f(n + 1)\nf(0)\n", "runtime_error"),
+        # recursion through a C function overflows the C stack: SIGSEGV
+        (
+            "import sys\nsys.setrecursionlimit(10 ** 7)\ndef f(n):\n    return min([n], key=f)\nf(0)\n",
+            "killed",
+        ),
+    ],
+    ids=["default-limit", "raised-limit-c-stack"],
+)
+def test_deep_recursion_is_contained(pool: Pool, code: str, status: str) -> None:
+    result = run(pool, code, timeout=3.0)
+    assert result.status == status, result.message
+    assert_healthy(pool)
+
+
+def test_hundred_megabytes_of_output_is_cut(pool: Pool) -> None:
+    result = run(pool, "import sys\nfor _ in range(100):\n    sys.stdout.write('x' * 10 ** 6)\n", timeout=3.0)
+    assert result.status == "output_limit"
+    assert result.stdout_truncated
+    assert len(result.stdout) <= SMALL.output_kb * 1024
+    assert_healthy(pool)
+
+
+def test_os_exit_is_killed_without_a_result(pool: Pool) -> None:
+    result = run(pool, "import os\nprint('bye', flush=True)\nos._exit(3)\n")
+    assert result.status == "killed"
+    assert "code 3" in result.message
+    assert result.stdout == "bye\n"
+    assert_healthy(pool)
+
+
+def test_ctypes_segfault_is_killed(pool: Pool) -> None:
+    result = run(pool, "import ctypes\nctypes.string_at(0)\n")
+    assert result.status == "killed"
+    assert "SIGSEGV" in result.message
+    assert_healthy(pool)
+
+
+def test_subprocess_runs_confined_and_dies_with_the_program(pool: Pool) -> None:
+    marker = f"{time.time_ns() % 10**6}.{os.getpid()}"
+    code = (
+        "import subprocess\nsubprocess.Popen(['sleep', '" + marker + "'])\n"
+        "print(subprocess.run(['sh', '-c', 'id -u; env'], capture_output=True, text=True).stdout)\n"
+    )
+    result = run(pool, code)
+    assert result.status == "ok", result.message
+    assert result.stdout.split()[0] != "0"  # never root
+    assert "EXECSIM_TEST_SECRET" not in result.stdout
+    time.sleep(0.2)
+    assert host_processes_with("sleep " + marker) == []
+    assert_healthy(pool)
+
+
+def test_daemon_that_tries_to_outlive_the_program_is_killed(pool: Pool) -> None:
+    marker = f"{time.time_ns() % 10**6}.{os.getpid()}"
+    code = (
+        "import os, subprocess\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+        f"        os.execvp('sleep', ['sleep', '{marker}'])\n    os._exit(0)\n"
+        "os.wait()\nprint('parent done')\n"
+    )
+    result = run(pool, code)
+    assert result.status == "ok", result.message
+    time.sleep(0.2)
+    assert host_processes_with("sleep " + marker) == []
+    assert_healthy(pool)
+
+
+def test_thread_that_tries_to_outlive_the_program_does_not_hold_it(pool: Pool) -> None:
+    code = "import threading, time\nthreading.Thread(target=time.sleep, args=(30,)).start()\n"
+    code += "print('main done')\n"
+    started = time.monotonic()
+    result = run(pool, code, timeout=3.0)
+    assert result.status == "ok", result.message
+    assert result.stdout == "main done\n"
+    assert time.monotonic() - started < 2.5
+    assert_healthy(pool)

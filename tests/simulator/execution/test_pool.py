@@ -1,0 +1,115 @@
+"""The pool: isolation between programs, determinism, concurrency and order, recovery, results as data."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from sandbox_support import VARIANTS, make_pool
+
+from simulator.execution import Pool, Program, SandboxError
+from simulator.execution import sandbox as sandbox_module
+
+
+@pytest.fixture(scope="module", params=VARIANTS)
+def pool(request: pytest.FixtureRequest):
+    pool = make_pool(request.param)
+    yield pool
+    pool.close()
+
+
+def test_workers_never_run_as_root(pool: Pool) -> None:
+    assert pool.worker_info and all(info["uid"] != 0 for info in pool.worker_info)
+
+
+def test_no_state_survives_from_one_program_to_the_next(pool: Pool) -> None:
+    patch = "import builtins, sys\nbuiltins.len = lambda x: 42\nsys.modules['math'].pi = 3\n"
+    patch += "open('left', 'w').write('x')\n"
+    for _ in range(2 * pool.workers):  # every worker runs the patch once
+        assert pool.run(Program(code=patch, stdin="")).status == "ok"
+    check = "import math, os\ndef f():\n    return (len('ab'), math.pi, os.listdir('.'))"
+    for _ in range(2 * pool.workers):
+        result = pool.run(Program(code=check, call="f()"))
+        assert result.value == "(2, 3.141592653589793, [])"
+
+
+def test_hash_seed_and_random_are_fixed(pool: Pool) -> None:
+    code = "import random\ndef f():\n    return (hash('abc'), random.random())"
+    values = {pool.run(Program(code=code, call="f()")).value for _ in range(4)}
+    assert len(values) == 1
+
+
+def test_run_many_keeps_input_order_and_is_thread_safe(pool: Pool) -> None:
+    programs = [Program(code="def f(x):\n    return x * x", call=f"f({i})") for i in range(30)]
+    seen: list[tuple[int, int]] = []
+    results = pool.run_many(programs, progress=lambda done, total: seen.append((done, total)))
+    assert [r.value for r in results] == [str(i * i) for i in range(30)]
+    assert seen[-1] == (30, 30)
+    # and from several threads at once
+    out: dict[int, str] = {}
+
+    def one(i: int) -> None:
+        out[i] = pool.run(Program(code="def f(x):\n    return -x", call=f"f({i})")).value
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out == {i: str(-i) for i in range(8)}
+
+
+def test_result_fields(pool: Pool) -> None:
+    result = pool.run(
+        Program(
+            code="import sys\ndef f():\n    print('out')\n    print('err', file=sys.stderr)\n"
+            "    return {1: [2]}",
+            call="f()",
+        )
+    )
+    assert (result.status, result.value, result.value_type) == ("ok", "{1: [2]}", "dict")
+    assert (result.stdout, result.stderr) == ("out\n", "err\n")
+    assert result.duration_s > 0 and result.peak_memory_kb and result.peak_memory_kb > 1000
+    error = pool.run(Program(code="def f(x):\n    return 1 // x", call="f(0)"))
+    assert error.status == "runtime_error"
+    assert (error.exception.type, error.exception.line) == ("ZeroDivisionError", 2)
+    unrepresentable = pool.run(
+        Program(
+            code="class A:\n    def __repr__(self):\n        raise ValueError\ndef f():\n    return A()",
+            call="f()",
+        )
+    )
+    assert unrepresentable.status == "ok" and unrepresentable.value.startswith("<A object")
+
+
+def test_stdin_program_judged_against_expected_stdout(pool: Pool) -> None:
+    code = "n = int(input())\nprint(n / 3)"
+    assert pool.run(Program(code=code, stdin="1\n", expected_stdout="0.3333333333")).status == "ok"
+    assert pool.run(Program(code=code, stdin="1\n", expected_stdout="0.34")).status == "wrong_answer"
+
+
+def test_traced_run_returns_the_trace(pool: Pool) -> None:
+    code = "def f(n):\n    total = 0\n    for i in range(n):\n        total += i\n        print(i)\n"
+    code += "    return total"
+    result = pool.run(Program(code=code, call="f(3)"), trace=True)
+    assert result.status == "ok" and result.value == "3"
+    assert result.trace.steps[0].event == "call" and result.trace.steps[-1].value.repr == "3"
+    assert "".join(step.stdout for step in result.trace.steps) == "0\n1\n2\n"
+    capped = pool.run(Program(code=code, call="f(1000)"), trace=True, max_steps=50)
+    assert capped.status == "ok" and capped.value == "499500" and capped.trace.truncated
+
+
+def test_invalid_program_is_not_run(pool: Pool) -> None:
+    result = pool.run(Program(code="x = 1", call="f("))
+    assert result.status == "invalid_input" and "expression" in result.message
+
+
+def test_a_pool_without_bubblewrap_raises_sandbox_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox_module.shutil, "which", lambda name: None)
+    with pytest.raises(SandboxError, match="bubblewrap"):
+        Pool(workers=1)
+
+
+def test_a_worker_that_cannot_start_raises_sandbox_error() -> None:
+    with pytest.raises(SandboxError, match="did not start"):
+        Pool(workers=1, python="/nonexistent/python3").start()

@@ -1,0 +1,68 @@
+"""The pieces under the pool: the seccomp filter (in a forked child of this process), the worker command."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from simulator.execution import seccomp
+from simulator.execution.sandbox import NOBODY, Limits, SandboxError, worker_command
+from simulator.execution.worker import in_sandbox
+
+
+def in_child(body) -> int:
+    """Run ``body()`` in a forked child; its exit code (0 = every check held)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            body()
+            code = 0
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_seccomp_filter_blocks_sockets_but_not_files() -> None:
+    def body() -> None:
+        seccomp.install()
+        for make in (socket.socket, socket.socketpair, lambda: socket.socket(socket.AF_UNIX)):
+            try:
+                make()
+            except PermissionError:
+                continue
+            raise AssertionError("a socket was created")
+        with open("/proc/self/status") as handle:  # ordinary system calls still work
+            assert handle.read()
+
+    assert in_child(body) == 0
+
+
+def test_seccomp_filter_is_a_valid_bpf_program() -> None:
+    code = seccomp.build_filter("x86_64")
+    assert len(code) % 8 == 0
+    assert seccomp.build_filter("aarch64") != code
+    with pytest.raises(seccomp.SeccompUnsupported):
+        seccomp.build_filter("sparc")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the root path of worker_command")
+def test_root_drops_to_an_unprivileged_uid_before_the_sandbox() -> None:
+    command = worker_command(Limits())
+    assert f"--reuid={NOBODY}" in command
+    inner = command[command.index("--", command.index(f"--reuid={NOBODY}")) + 1 :]
+    assert inner[0].endswith("bwrap") and "--unshare-all" in inner and "--clearenv" in inner
+    with pytest.raises(SandboxError, match="root"):
+        worker_command(Limits(), run_as_uid=0)
+
+
+def test_tmp_is_size_capped() -> None:
+    command = worker_command(Limits(tmp_size_mb=5))
+    i = command.index("/tmp", command.index("--unshare-all"))
+    assert command[i - 3 : i] == ["--size", str(5 * 1024 * 1024), "--tmpfs"]
+
+
+def test_worker_refuses_to_run_outside_its_sandbox() -> None:
+    assert not in_sandbox()
