@@ -2,20 +2,25 @@
 
 Every event of a run carries the run id and a gap-free sequence number starting at 0; a run ends with
 exactly one final event (``run_finished``, ``run_failed`` or ``run_cancelled``). Events are plain JSON.
-Payloads by type (documented in docs/events.md):
+Payloads by type (full field list in docs/events.md; ``?`` marks fields present only sometimes).
+``test`` is always an index into the problem's whole test list; ``turn`` 0 is the selection stage and
+turn t the program after t repairs:
 
-- ``run_started``       {problem, settings, provenance}
-- ``stage``             {stage: solve|simulate|select|repair|execute, state: started|finished, seconds?, tokens?}
+- ``run_started``       {problem | program, settings, provenance}
+- ``stage``             {stage: solve|simulate|select|repair|execute, state: started|finished,
+                         turn?, final?, seconds?, tokens?, turns?}
 - ``candidate_delta``   {candidate, text}                 streamed text of candidate i
-- ``candidate_done``    {candidate, text, code, parse_error, tokens}
-- ``simulation_delta``  {candidate, test, sample, text}   streamed NLEX
-- ``simulation_done``   {candidate, test, sample, text, predicted, parse_error, tokens}
-- ``verdict``           {candidate, test, expected, simulated, match, votes?, real?}
+- ``candidate_done``    {candidate, text, code, parse_error, tokens, finish_reason}
+- ``simulation_delta``  {candidate, test, turn, sample, text}   streamed NLEX
+- ``simulation_done``   {candidate, test, turn, sample, text, predicted, parse_error, tokens}
+- ``verdict``           {candidate, test, turn, expected, source: simulated|real, simulated, match,
+                         votes?, real?}
 - ``selected``          {candidate, scores, tied, seed, reason}
 - ``repair_delta``      {turn, text}
 - ``repair_turn``       {turn, submitted, code, text, feedback, parse_error}
-- ``execution``         {candidate, test, public, status, output, passed, divergence?}
-- ``run_finished``      {candidate, code, passed_public_simulated, turns_used, totals}
+- ``execution``         {candidate, test, public, status, output, expected, passed, message, divergence}
+- ``run_finished``      {candidate, code, passed_public_simulated, public_tests, judged_by, turns_used,
+                         submitted, seed, real, totals}
 - ``run_failed``        {error, message}
 - ``run_cancelled``     {reason}
 """

@@ -1,0 +1,352 @@
+"""``execsim solve`` and ``execsim simulate``: the pipeline from the command line.
+
+    execsim solve PROBLEM.json [--k 4] [--turns 3] [--sims 1] [--oracle] [--real] [--seed S]
+                  [--temperature T] [--max-tokens N] [--json]
+    execsim simulate PROGRAM.py (--call EXPR | --stdin FILE) [--json]
+
+Both stream progress (rich) as the model writes; ``--json`` prints one event per line instead:
+``{"schema_version", "run_id", "seq", "type", "payload"}`` (docs/events.md). Exit 0 when the run
+finished, 1 when it failed (the message says why: server down, unknown model ...), 2 for a malformed
+problem file or bad arguments (the message names the field). The model server is the one configured
+by EXECSIM_MODEL_URL / EXECSIM_MODEL_NAME / EXECSIM_MODEL_API_KEY.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+
+from simulator.cli import EXIT_FAILED, EXIT_OK, UsageError
+from simulator.execution.program import Program
+from simulator.llm.client import ChatClient
+from simulator.pipeline.events import Event
+from simulator.pipeline.run import run
+from simulator.pipeline.settings import Settings, SettingsError
+from simulator.pipeline.single import simulate_program
+from simulator.problem import Problem, ProblemError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    solve = sub.add_parser("solve", help="solve a problem: k candidates, simulate, select, repair")
+    solve.add_argument("problem", type=Path, help="problem JSON file (docs/problem-format.md)")
+    solve.add_argument("--k", type=int, default=Settings.k, help="candidates to sample (default %(default)s)")
+    solve.add_argument(
+        "--turns", type=int, default=Settings.turns, help="repair turns at most (default %(default)s)"
+    )
+    solve.add_argument("--sims", type=int, default=Settings.sims, help="simulations per test, majority vote")
+    solve.add_argument("--oracle", action="store_true", help="select and repair by real execution instead")
+    solve.add_argument("--real", action="store_true", help="also run the code for real and show divergences")
+    _sampling(solve, temperature=Settings.temperature)
+    solve.add_argument(
+        "--concurrency", type=int, default=Settings.concurrency, help="requests in flight at most"
+    )
+    solve.set_defaults(handler=_solve)
+
+    simulate = sub.add_parser(
+        "simulate", help="let the model simulate a program, then check it against reality"
+    )
+    simulate.add_argument("program", type=Path, help="Python source file")
+    what = simulate.add_mutually_exclusive_group(required=True)
+    what.add_argument("--call", help="expression to evaluate after the code, e.g. 'f(1, 2)'")
+    what.add_argument("--stdin", type=Path, help="file fed to the program on stdin ('-' reads this stdin)")
+    simulate.add_argument("--sims", type=int, default=1, help="simulations, majority vote (default 1)")
+    _sampling(simulate, temperature=0.0)
+    simulate.set_defaults(handler=_simulate)
+
+
+def _sampling(parser: argparse.ArgumentParser, temperature: float) -> None:
+    parser.add_argument(
+        "--seed", type=int, default=None, help="seed for tie-breaking (default: drawn, recorded)"
+    )
+    parser.add_argument("--temperature", type=float, default=temperature, help="sampling temperature")
+    parser.add_argument(
+        "--top-p", type=float, default=Settings.top_p, help="nucleus sampling (default %(default)s)"
+    )
+    parser.add_argument("--max-tokens", type=int, default=Settings.max_tokens, help="token budget per reply")
+    parser.add_argument("--model", default=None, help="model name (default: EXECSIM_MODEL_NAME)")
+    parser.add_argument("--json", action="store_true", help="print one JSON event per line")
+
+
+# -- solve ---------------------------------------------------------------------------------------
+
+
+def _solve(args: argparse.Namespace) -> int:
+    problem = _load_problem(args.problem)
+    settings = _settings(
+        k=args.k, turns=args.turns, sims=args.sims, oracle=args.oracle, real=args.real, seed=args.seed,
+        temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, model=args.model,
+        concurrency=args.concurrency,
+    )  # fmt: skip
+
+    async def main(client: ChatClient) -> AsyncIterator[Event]:
+        async for event in run(problem, settings, client):
+            yield event
+
+    printer = _JsonPrinter() if args.json else _SolvePrinter(problem)
+    return _drive(main, printer, settings.concurrency)
+
+
+def _load_problem(path: Path) -> Problem:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path} is not a JSON file: {exc}") from None
+    try:
+        return Problem.from_dict(data)
+    except ProblemError as exc:
+        raise UsageError(f"{path}: invalid problem: {exc}") from None
+
+
+def _settings(**values: Any) -> Settings:
+    try:
+        return Settings(**values)
+    except SettingsError as exc:
+        raise UsageError(f"--{exc.field.replace('_', '-')}: {exc.message}") from None
+
+
+# -- simulate ------------------------------------------------------------------------------------
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    try:
+        code = args.program.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {args.program}: {exc}") from None
+    if args.call is not None:
+        program = Program(code=code, call=args.call)
+    else:
+        program = Program(code=code, stdin=_read_stdin_file(args.stdin))
+    problems = program.problems()
+    if problems:
+        raise UsageError("; ".join(problems))
+    settings = _settings(
+        k=1, turns=0, sims=args.sims, seed=args.seed, temperature=args.temperature, top_p=args.top_p,
+        max_tokens=args.max_tokens, model=args.model, real=True,
+    )  # fmt: skip
+
+    async def main(client: ChatClient) -> AsyncIterator[Event]:
+        async for event in simulate_program(program, settings, client):
+            yield event
+
+    printer = _JsonPrinter() if args.json else _SimulatePrinter()
+    return _drive(main, printer, settings.concurrency)
+
+
+def _read_stdin_file(path: Path) -> str:
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+
+
+# -- driving and printing ------------------------------------------------------------------------
+
+
+def _drive(events: Callable[[ChatClient], AsyncIterator[Event]], printer: _Printer, concurrency: int) -> int:
+    async def main() -> str:
+        final = "run_failed"
+        async with ChatClient(concurrency=concurrency) as client:
+            async for event in events(client):
+                printer.show(event)
+                if event.is_final:
+                    final = event.type
+        return final
+
+    try:
+        final = asyncio.run(main())
+    finally:
+        printer.close()
+    return EXIT_OK if final == "run_finished" else EXIT_FAILED
+
+
+class _Printer:
+    def show(self, event: Event) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class _JsonPrinter(_Printer):
+    def show(self, event: Event) -> None:
+        sys.stdout.write(event.to_json() + "\n")
+        sys.stdout.flush()
+
+
+class _RichPrinter(_Printer):
+    def __init__(self) -> None:
+        self.out = Console(highlight=False, soft_wrap=True)
+        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def started(self, event: Event) -> None:
+        prov = event.payload["provenance"]
+        weights = str(prov.get("weights_sha256", "unknown"))[:12]
+        self.out.print(
+            f"[bold]run {event.run_id}[/] · model {prov['model']} (weights {weights}) · "
+            f"seed {prov['seed']} · {prov['code_version']}"
+        )
+
+    def failed(self, event: Event) -> None:
+        p = event.payload
+        self.err.print(f"[bold red]run failed[/] ({p['error']}): {escape(p['message'])}")
+
+    def cancelled(self, event: Event) -> None:
+        self.err.print(f"[yellow]run cancelled[/]: {escape(event.payload['reason'])}")
+
+
+class _SolvePrinter(_RichPrinter):
+    """Human output for ``solve``: a live status line while text streams, then each result."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__()
+        self.problem = problem
+        self.status = self.out.status("starting", spinner="dots")
+        self.status.start()
+        self.streamed = 0
+        self.verdicts = 0
+
+    def close(self) -> None:
+        self.status.stop()
+
+    def show(self, event: Event) -> None:
+        p = event.payload
+        kind = event.type
+        if kind in ("candidate_delta", "simulation_delta", "repair_delta"):
+            self.streamed += 1
+            self.status.update(f"streaming ({self.streamed} chunks, {self.verdicts} verdicts)")
+        elif kind == "run_started":
+            self.started(event)
+        elif kind == "stage" and p["state"] == "started":
+            turn = f" (turn {p['turn']})" if p.get("turn") else ""
+            self.status.update(f"{p['stage']}{turn} ...")
+        elif kind == "candidate_done":
+            title = f"candidate {p['candidate']} ({p['tokens']} tokens)"
+            if p["code"] is None:
+                self.out.print(f"[red]{title}: {escape(p['parse_error'])}[/]")
+            else:
+                self.out.print(Panel(Syntax(p["code"].rstrip(), "python"), title=title, title_align="left"))
+        elif kind == "verdict":
+            self.verdicts += 1
+            self.out.print(self._verdict(p))
+        elif kind == "selected":
+            self.out.print(
+                f"[bold]selected candidate {p['candidate']}[/]: {p['reason']} (scores {p['scores']})"
+            )
+        elif kind == "repair_turn":
+            self._repair(p)
+        elif kind == "execution":
+            mark = "[green]pass[/]" if p["passed"] else "[red]fail[/]"
+            where = "public" if p["public"] else "private"
+            line = f"real run · test {p['test']} ({where}): {mark} {p['status']}"
+            if p.get("divergence"):
+                line += f" · simulation diverged: {_short(p['divergence'])}"
+            self.out.print(line)
+        elif kind == "run_finished":
+            self.status.stop()
+            summary = (
+                f"candidate {p['candidate']} · "
+                f"{p['passed_public_simulated']}/{p['public_tests']} public tests by {p['judged_by']} · "
+                f"{p['turns_used']} repair turn(s)"
+                f"{' · submitted' if p['submitted'] else ''}"
+            )
+            if p.get("real"):
+                r = p["real"]
+                summary += f" · real: {r['passed_public']}/{r['public_tests']} public, "
+                summary += f"{r['passed_private']}/{r['private_tests']} private"
+            self.out.print(
+                Panel(Syntax(p["code"].rstrip(), "python"), title="final program", title_align="left")
+            )
+            totals = p["totals"]
+            self.out.print(f"{summary} · {totals['tokens']} tokens in {totals['seconds']:.1f} s")
+        elif kind == "run_failed":
+            self.status.stop()
+            self.failed(event)
+        elif kind == "run_cancelled":
+            self.status.stop()
+            self.cancelled(event)
+
+    def _verdict(self, p: dict[str, Any]) -> str:
+        mark = "[green]match[/]" if p["match"] else "[red]differs[/]"
+        got = p["simulated"] if p["source"] == "simulated" else (p.get("real") or {}).get("output")
+        got = "(no answer)" if got is None else got
+        turn = f" turn {p['turn']}" if p.get("turn") else ""
+        line = (
+            f"candidate {p['candidate']}{turn} · test {p['test']}: {mark} "
+            f"({p['source']} {_short(got)}, expected {_short(p['expected'])})"
+        )
+        if p.get("votes"):
+            line += " votes " + ", ".join(f"{_short(v['predicted'])}x{v['count']}" for v in p["votes"])
+        real = p.get("real")
+        if real and p["source"] == "simulated":
+            line += f" · real {real['status']} {_short(real['output'])}"
+            if real.get("divergence"):
+                line += f" · diverged: {_short(real['divergence'])}"
+        return line
+
+    def _repair(self, p: dict[str, Any]) -> None:
+        if p["submitted"]:
+            self.out.print(f"repair turn {p['turn']}: [green]#SUBMIT[/] (the model keeps its program)")
+        elif p["code"] is not None:
+            title = f"repair turn {p['turn']}: new program"
+            self.out.print(Panel(Syntax(p["code"].rstrip(), "python"), title=title, title_align="left"))
+        else:
+            self.out.print(f"repair turn {p['turn']}: [red]{escape(p['parse_error'])}[/]")
+
+
+class _SimulatePrinter(_RichPrinter):
+    """Human output for ``simulate``: the NLEX as it streams, then every claim checked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def show(self, event: Event) -> None:
+        p = event.payload
+        if event.type == "run_started":
+            self.started(event)
+        elif event.type == "simulation_delta":
+            self.out.print(p["text"], end="", markup=False)
+        elif event.type == "simulation_done":
+            self.out.print()
+            if p["parse_error"]:
+                self.out.print(f"[red]sample {p['sample']}: {escape(p['parse_error'])}[/]")
+            else:
+                self.out.print(f"[bold]predicted[/] (sample {p['sample']}): {_short(p['predicted'], 200)}")
+        elif event.type == "execution":
+            self.out.print(
+                f"[bold]real run[/]: {p['status']} {_short(p['output'], 200)} {escape(p['message'] or '')}"
+            )
+            for claim in p["claims"]:
+                ok = claim.get("ok")
+                mark = "[green]✓[/]" if ok else ("[red]✗[/]" if ok is False else "?")
+                self.out.print(f"  {mark} {_short(claim.get('text', claim), 160)}")
+            if p.get("check_error"):
+                self.out.print(f"[yellow]claims not checked: {escape(p['check_error'])}[/]")
+            if p.get("divergence"):
+                self.out.print(f"[red]first divergence[/]: {_short(p['divergence'], 300)}")
+        elif event.type == "run_finished":
+            verdict = "[green]matches[/]" if p["match"] else "[red]differs from[/]"
+            self.out.print(f"the prediction {verdict} the real output")
+        elif event.type == "run_failed":
+            self.failed(event)
+        elif event.type == "run_cancelled":
+            self.cancelled(event)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text.strip().replace("\n", "⏎")
+    return escape(text if len(text) <= limit else text[: limit - 1] + "…")

@@ -1,0 +1,525 @@
+"""The pipeline: solve -> simulate -> select (Best@k) -> repair (Self-RLEF) -> execute, as events.
+
+``run()`` is an async generator of ``Event``s (see ``events`` and docs/events.md); the CLI prints them,
+the web app persists and forwards them, the evaluation aggregates them. What happens, in order:
+
+1. solve: one request with ``n=k`` samples, each streamed (``candidate_delta``) and parsed for a code
+   block (``candidate_done``);
+2. simulate: every candidate x public test, concurrently (at most ``concurrency`` at a time), each
+   ``sims`` samples from one request (majority vote); in oracle mode the programs run for real instead;
+   with ``real`` each verdict also records the real output and the first NLEX claim the trace refutes;
+3. select: most matching public tests wins, ties broken by a ``random.Random(seed)``;
+4. repair: up to ``turns`` turns of the paper's feedback prompt; stops on ``#SUBMIT``; every new
+   program is simulated (or run, in oracle mode) on the public tests, labelled with its ``turn``;
+5. execute (``real``): the final program on all tests, public and private, with a trace.
+
+Failures end the run with ``run_failed`` (server down, unknown model, no code at all); a prompt that
+does not fit one simulation or repair is recorded on that item and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import secrets
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from simulator.llm.client import ChatClient, ChatResult, ModelInfo
+from simulator.llm.errors import (
+    LLMError,
+    LLMRejected,
+    LLMTimeout,
+    LLMUnavailable,
+    MalformedReply,
+    ModelNotFound,
+    PromptTooLong,
+)
+from simulator.pipeline import provenance
+from simulator.pipeline.events import Event
+from simulator.pipeline.executor import Executor, ExecutorUnavailable, LocalExecutor, program_for, real_output
+from simulator.pipeline.matching import majority, problem_matches, vote_key
+from simulator.pipeline.selection import best_of
+from simulator.pipeline.settings import Settings
+from simulator.pipeline.stream import Emit, stream_events
+from simulator.problem import Problem, TestCase
+from simulator.prompts import repair, simulate, solve
+from simulator.prompts.parsing import (
+    RepairParse,
+    extract_code,
+    parse_call_answer,
+    parse_repair,
+    parse_stdin_answer,
+)
+
+log = logging.getLogger(__name__)
+
+ERROR_CODES: dict[type[Exception], str] = {
+    LLMTimeout: "model_timeout",
+    LLMUnavailable: "model_unavailable",
+    ModelNotFound: "model_not_found",
+    MalformedReply: "malformed_reply",
+    PromptTooLong: "prompt_too_long",
+    LLMRejected: "model_rejected",
+    LLMError: "model_error",
+    ExecutorUnavailable: "executor_unavailable",
+}
+
+
+class RunFailure(Exception):
+    """The run cannot go on; ``error`` is the code recorded in ``run_failed``."""
+
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+async def run(
+    problem: Problem,
+    settings: Settings,
+    client: ChatClient,
+    *,
+    run_id: str | None = None,
+    executor: Executor | None = None,
+    cancel: asyncio.Event | None = None,
+) -> AsyncIterator[Event]:
+    """Solve ``problem``; yields events ending with exactly one run_finished/run_failed/run_cancelled."""
+    job = _Run(problem, settings, client, executor or LocalExecutor())
+    events = stream_events(run_id or uuid.uuid4().hex, job.drive, cancel, job.cancel_requested)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            yield event
+
+
+@dataclass
+class _Verdict:
+    match: bool
+    output: str | None  # the output judged: simulated (majority) or real in oracle mode
+    nlex: str | None = None  # the NLEX whose prediction won the vote
+
+
+class Job:
+    """What the pipeline's drivers share: the client, the settings, emitting, failure handling."""
+
+    def __init__(self, settings: Settings, client: ChatClient, executor: Executor) -> None:
+        self.settings = settings
+        self.client = client
+        self.executor = executor
+        self.model = settings.model or client.model
+        self.seed = settings.seed if settings.seed is not None else secrets.randbelow(2**31)
+        self.cancel_reason = "cancelled"
+        self.tokens = 0
+        self.requests = 0
+        self.started = time.monotonic()
+        self.emit: Emit = _unset_emit
+
+    def cancel_requested(self) -> None:
+        self.cancel_reason = "cancelled on request"
+
+    async def drive(self, emit: Emit) -> None:
+        """Run ``body()`` and turn every way it can end into exactly one final event."""
+        self.emit = emit
+        self.started = time.monotonic()
+        try:
+            await self.body()
+        except asyncio.CancelledError:
+            emit("run_cancelled", reason=self.cancel_reason)
+        except Exception as exc:  # every failure becomes data: run_failed
+            root = _root(exc)
+            if isinstance(root, RunFailure):
+                emit("run_failed", error=root.error, message=root.message)
+            elif isinstance(root, LLMError | ExecutorUnavailable):
+                code = next(code for kind, code in ERROR_CODES.items() if isinstance(root, kind))
+                emit("run_failed", error=code, message=str(root))
+            else:
+                log.exception("pipeline run failed unexpectedly")
+                emit("run_failed", error="internal_error", message=f"{type(root).__name__}: {root}")
+
+    async def body(self) -> None:
+        raise NotImplementedError
+
+    async def provenance(self) -> tuple[dict[str, Any], LLMError | None]:
+        """Provenance (asking the server which model it serves); a failure is returned, to be raised
+        after ``run_started`` so that every run starts the same way."""
+        info: ModelInfo | None = None
+        error: LLMError | None = None
+        try:
+            info = await self.client.model_info(self.model)
+        except LLMError as exc:
+            error = exc
+        sampling = {
+            "temperature": self.settings.temperature,
+            "top_p": self.settings.top_p,
+            "max_tokens": self.settings.max_tokens,
+            "k": self.settings.k,
+            "sims": self.settings.sims,
+        }
+        record = provenance.collect(
+            model=self.model, server=self.client.base_url, info=info, sampling=sampling, seed=self.seed
+        )
+        return record, error
+
+    def settings_record(self) -> dict[str, Any]:
+        return {**self.settings.to_dict(), "seed": self.seed, "model": self.model}
+
+    def stage(self, name: str, state: str, **extra: Any) -> None:
+        self.emit("stage", stage=name, state=state, **extra)
+
+    async def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        n: int,
+        stop: Sequence[str] | None = None,
+        on_delta: Callable[[int, str], None],
+    ) -> ChatResult:
+        self.requests += 1
+        result = await self.client.chat(
+            messages,
+            n=n,
+            temperature=self.settings.temperature,
+            top_p=self.settings.top_p,
+            max_tokens=self.settings.max_tokens,
+            stop=stop,
+            model=self.model,
+            on_delta=on_delta,
+        )
+        self.tokens += result.completion_tokens
+        return result
+
+    async def simulate_samples(
+        self, code: str, kind: str, input: str, call: str | None, labels: dict[str, Any]
+    ) -> tuple[list[str | None], list[str]]:
+        """``sims`` simulations of one program on one input (one request); emits simulation_delta and
+        simulation_done with ``labels``; returns the predictions (None on parse failure) and texts."""
+        if kind == "call":
+            assert call is not None
+            messages, stop = simulate.call_messages(code, call), simulate.CALL_STOP
+        else:
+            messages, stop = simulate.stdin_messages(code, input), simulate.STDIN_STOP
+        n = self.settings.sims
+
+        def on_delta(sample: int, text: str) -> None:
+            self.emit("simulation_delta", **labels, sample=sample, text=text)
+
+        try:
+            result = await self.chat(messages, n=n, stop=stop, on_delta=on_delta)
+        except PromptTooLong as exc:
+            for sample in range(n):
+                self.emit(
+                    "simulation_done",
+                    **labels,
+                    sample=sample,
+                    text="",
+                    predicted=None,
+                    parse_error=f"prompt too long: {exc}",
+                    tokens=0,
+                )
+            return [None] * n, [""] * n
+        predictions: list[str | None] = []
+        for choice in result.choices:
+            parsed = (
+                parse_call_answer(choice.text, call or "")
+                if kind == "call"
+                else parse_stdin_answer(choice.text)
+            )
+            error = parsed.error
+            if error and choice.finish_reason == "length":
+                error += " (the reply hit the token budget)"
+            self.emit(
+                "simulation_done",
+                **labels,
+                sample=choice.index,
+                text=choice.text,
+                predicted=parsed.predicted,
+                parse_error=error,
+                tokens=choice.deltas,
+            )
+            predictions.append(parsed.predicted)
+        return predictions, [c.text for c in result.choices]
+
+    def totals(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "requests": self.requests,
+            "seconds": round(time.monotonic() - self.started, 3),
+        }
+
+
+class _Run(Job):
+    def __init__(self, problem: Problem, settings: Settings, client: ChatClient, executor: Executor) -> None:
+        super().__init__(settings, client, executor)
+        self.problem = problem
+        self.rng = random.Random(self.seed)
+        self.limit = asyncio.Semaphore(settings.concurrency)
+        self.public = [(i, t) for i, t in enumerate(problem.tests) if t.public]
+
+    async def body(self) -> None:
+        record, error = await self.provenance()
+        self.emit(
+            "run_started", problem=self.problem.to_dict(), settings=self.settings_record(), provenance=record
+        )
+        if error is not None:
+            raise error
+        codes = await self._solve()
+        if not codes:
+            raise RunFailure(
+                "no_code", f"none of the {self.settings.k} candidates contained a ```python code block"
+            )
+        verdicts = await self._judge_all(codes, turn=0)
+        chosen = self._select(verdicts)
+        code, final, turns_used, submitted = await self._repair(chosen, codes[chosen], verdicts[chosen])
+        real = await self._execute_final(chosen, code, final) if self.settings.real else None
+        self.emit(
+            "run_finished",
+            candidate=chosen,
+            code=code,
+            passed_public_simulated=sum(v.match for v in final),
+            public_tests=len(self.public),
+            judged_by="real execution" if self.settings.oracle else "simulation",
+            turns_used=turns_used,
+            submitted=submitted,
+            seed=self.seed,
+            real=real,
+            totals=self.totals(),
+        )
+
+    # -- 1. solve --------------------------------------------------------------------------------
+
+    async def _solve(self) -> dict[int, str]:
+        started = time.monotonic()
+        self.stage("solve", "started")
+
+        def on_delta(index: int, text: str) -> None:
+            self.emit("candidate_delta", candidate=index, text=text)
+
+        result = await self.chat(solve.messages(self.problem), n=self.settings.k, on_delta=on_delta)
+        codes: dict[int, str] = {}
+        for choice in result.choices:
+            parsed = extract_code(choice.text)
+            error = parsed.error
+            if error and choice.finish_reason == "length":
+                error += " (the reply hit the token budget)"
+            self.emit(
+                "candidate_done",
+                candidate=choice.index,
+                text=choice.text,
+                code=parsed.code,
+                parse_error=error,
+                tokens=choice.deltas,
+                finish_reason=choice.finish_reason,
+            )
+            if parsed.code is not None:
+                codes[choice.index] = parsed.code
+        self.stage("solve", "finished", seconds=_since(started), tokens=result.completion_tokens)
+        return codes
+
+    # -- 2. simulate (or run, in oracle mode) every program on every public test ----------------------
+
+    async def _judge_all(self, codes: dict[int, str], turn: int) -> dict[int, list[_Verdict]]:
+        name = "execute" if self.settings.oracle else "simulate"
+        started = time.monotonic()
+        self.stage(name, "started", turn=turn)
+        results: dict[int, list[_Verdict]] = {c: [_Verdict(False, None)] * len(self.public) for c in codes}
+        async with asyncio.TaskGroup() as group:
+            for candidate, code in codes.items():
+                for slot, (index, test) in enumerate(self.public):
+                    group.create_task(self._judge(candidate, code, slot, index, test, turn, results))
+        self.stage(name, "finished", turn=turn, seconds=_since(started))
+        return results
+
+    async def _judge(
+        self,
+        candidate: int,
+        code: str,
+        slot: int,
+        index: int,
+        test: TestCase,
+        turn: int,
+        results: dict[int, list[_Verdict]],
+    ) -> None:
+        program = program_for(self.problem, code, test)
+        base = {"candidate": candidate, "test": index, "turn": turn, "expected": test.output}
+        if self.settings.oracle:
+            async with self.limit:
+                result = await self.executor.execute(program, trace=False)
+            output = real_output(self.problem, result)
+            match = result.status == "ok" and problem_matches(self.problem, test.output, output)
+            self.emit(
+                "verdict",
+                **base,
+                source="real",
+                simulated=None,
+                match=match,
+                real={"status": result.status, "output": output, "match": match},
+            )
+            results[candidate][slot] = _Verdict(match, output)
+            return
+        labels = {"candidate": candidate, "test": index, "turn": turn}
+        async with self.limit:
+            predictions, texts = await self.simulate_samples(
+                code, self.problem.kind, test.input, program.call, labels
+            )
+        winner, tally = majority(self.problem.kind, predictions)
+        match = problem_matches(self.problem, test.output, winner)
+        nlex = _winning_text(self.problem.kind, winner, predictions, texts)
+        payload: dict[str, Any] = {**base, "source": "simulated", "simulated": winner, "match": match}
+        if self.settings.sims > 1:
+            payload["votes"] = tally
+        if self.settings.real:
+            async with self.limit:
+                result = await self.executor.execute(program, trace=True)
+            output = real_output(self.problem, result)
+            report = self.executor.check(nlex or "", result.trace, program)
+            payload["real"] = {
+                "status": result.status,
+                "output": output,
+                "match": result.status == "ok" and problem_matches(self.problem, test.output, output),
+                "divergence": report.divergence,
+                "claims": len(report.claims),
+                "check_error": report.error,
+            }
+        self.emit("verdict", **payload)
+        results[candidate][slot] = _Verdict(match, winner, nlex)
+
+    # -- 3. select ---------------------------------------------------------------------------------
+
+    def _select(self, verdicts: dict[int, list[_Verdict]]) -> int:
+        self.stage("select", "started")
+        scores = {c: sum(v.match for v in vs) for c, vs in verdicts.items()}
+        source = "real execution" if self.settings.oracle else "simulation"
+        selection = best_of(scores, self.rng, tests=len(self.public), source=source)
+        self.emit(
+            "selected",
+            candidate=selection.candidate,
+            scores=[scores.get(c) for c in range(self.settings.k)],
+            tied=list(selection.tied),
+            seed=self.seed,
+            reason=selection.reason,
+        )
+        self.stage("select", "finished")
+        return selection.candidate
+
+    # -- 4. repair ---------------------------------------------------------------------------------
+
+    async def _repair(
+        self, chosen: int, code: str, verdicts: list[_Verdict]
+    ) -> tuple[str, list[_Verdict], int, bool]:
+        """Self-RLEF; returns the final program, its verdicts, the turns asked and whether it was
+        submitted."""
+        if self.settings.turns == 0:
+            return code, verdicts, 0, False
+        started = time.monotonic()
+        self.stage("repair", "started")
+        turns_used, submitted = 0, False
+        for turn in range(1, self.settings.turns + 1):
+            feedback = [
+                repair.Feedback(repair.feedback_input(self.problem, test.input), test.output, verdict.output)
+                for (_, test), verdict in zip(self.public, verdicts, strict=True)
+            ]
+            text, parsed = await self._ask_repair(turn, code, feedback)
+            turns_used = turn
+            self.emit(
+                "repair_turn",
+                turn=turn,
+                submitted=parsed.submitted,
+                code=parsed.code,
+                text=text,
+                feedback=[asdict(f) for f in feedback],
+                parse_error=parsed.error,
+            )
+            if parsed.submitted or parsed.code is None:
+                submitted = parsed.submitted
+                break
+            code = parsed.code
+            verdicts = (await self._judge_all({chosen: code}, turn=turn))[chosen]
+        self.stage("repair", "finished", seconds=_since(started), turns=turns_used)
+        return code, verdicts, turns_used, submitted
+
+    async def _ask_repair(
+        self, turn: int, code: str, feedback: list[repair.Feedback]
+    ) -> tuple[str, RepairParse]:
+        def on_delta(index: int, text: str) -> None:
+            self.emit("repair_delta", turn=turn, text=text)
+
+        try:
+            result = await self.chat(repair.messages(self.problem, code, feedback), n=1, on_delta=on_delta)
+        except PromptTooLong as exc:
+            return "", RepairParse(submitted=False, error=f"prompt too long: {exc}")
+        text = result.choices[0].text
+        return text, parse_repair(text, code)
+
+    # -- 5. execute the final program for real --------------------------------------------------------
+
+    async def _execute_final(self, chosen: int, code: str, verdicts: list[_Verdict]) -> dict[str, Any]:
+        started = time.monotonic()
+        self.stage("execute", "started", final=True)
+        nlex_by_test = {index: v.nlex for (index, _), v in zip(self.public, verdicts, strict=True)}
+        passed = {"public": 0, "private": 0}
+
+        async def one(index: int, test: TestCase) -> None:
+            program = program_for(self.problem, code, test)
+            async with self.limit:
+                result = await self.executor.execute(program, trace=True)
+            output = real_output(self.problem, result)
+            ok = result.status == "ok" and problem_matches(self.problem, test.output, output)
+            nlex = nlex_by_test.get(index)
+            report = self.executor.check(nlex, result.trace, program) if nlex else None
+            passed["public" if test.public else "private"] += ok
+            self.emit(
+                "execution",
+                candidate=chosen,
+                test=index,
+                public=test.public,
+                status=result.status,
+                output=output,
+                expected=test.output,
+                passed=ok,
+                message=result.message,
+                divergence=report.divergence if report else None,
+            )
+
+        async with asyncio.TaskGroup() as group:
+            for index, test in enumerate(self.problem.tests):
+                group.create_task(one(index, test))
+        self.stage("execute", "finished", final=True, seconds=_since(started))
+        public = len(self.public)
+        return {
+            "passed_public": passed["public"],
+            "public_tests": public,
+            "passed_private": passed["private"],
+            "private_tests": len(self.problem.tests) - public,
+        }
+
+
+def _winning_text(
+    kind: Any, winner: str | None, predictions: list[str | None], texts: list[str]
+) -> str | None:
+    if winner is None:
+        return texts[0] if texts else None
+    key = vote_key(kind, winner)
+    return next(
+        (t for t, p in zip(texts, predictions, strict=True) if p is not None and vote_key(kind, p) == key),
+        None,
+    )
+
+
+def _root(exc: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups from TaskGroups."""
+    while isinstance(exc, BaseExceptionGroup):
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _since(started: float) -> float:
+    return round(time.monotonic() - started, 3)
+
+
+def _unset_emit(type: str, **payload: Any) -> None:
+    raise RuntimeError("emit used before the run started")

@@ -1,0 +1,110 @@
+"""Simulate one program on one input and check the model's NLEX against the real trace: what
+``execsim simulate`` streams. Same events as a run (candidate 0, test 0):
+
+run_started {program, settings, provenance} -> stage simulate -> simulation_delta* -> simulation_done
+-> stage execute -> execution {..., predicted, claims, divergence} -> run_finished
+{predicted, real_output, match, divergence, totals}.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import asdict
+from typing import Any
+
+from simulator.execution.program import Program
+from simulator.llm.client import ChatClient
+from simulator.pipeline.events import Event
+from simulator.pipeline.executor import Executor, LocalExecutor
+from simulator.pipeline.matching import majority, matches
+from simulator.pipeline.run import Job, RunFailure
+from simulator.pipeline.settings import Settings
+from simulator.pipeline.stream import stream_events
+
+
+async def simulate_program(
+    program: Program,
+    settings: Settings,
+    client: ChatClient,
+    *,
+    run_id: str | None = None,
+    executor: Executor | None = None,
+    cancel: asyncio.Event | None = None,
+) -> AsyncIterator[Event]:
+    """Events of simulating ``program`` (a call or a stdin program) ``settings.sims`` times, then
+    running it for real with a trace and checking the claims of the first winning NLEX."""
+    job = _Simulation(program, settings, client, executor or LocalExecutor())
+    events = stream_events(run_id or uuid.uuid4().hex, job.drive, cancel, job.cancel_requested)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            yield event
+
+
+class _Simulation(Job):
+    def __init__(self, program: Program, settings: Settings, client: ChatClient, executor: Executor) -> None:
+        super().__init__(settings, client, executor)
+        self.program = program
+
+    async def body(self) -> None:
+        program = self.program
+        problems = program.problems()
+        if program.shape == "tests" or problems:
+            raise RunFailure(
+                "invalid_program", "; ".join(problems) or "simulate needs a call or a stdin input"
+            )
+        kind = "call" if program.call is not None else "stdin"
+        record, error = await self.provenance()
+        shown = {"code": program.code, "call": program.call, "stdin": program.stdin}
+        self.emit("run_started", program=shown, settings=self.settings_record(), provenance=record)
+        if error is not None:
+            raise error
+        started = time.monotonic()
+        self.stage("simulate", "started")
+        labels = {"candidate": 0, "test": 0, "turn": 0}
+        predictions, texts = await self.simulate_samples(
+            program.code, kind, program.stdin or "", program.call, labels
+        )
+        predicted, tally = majority(kind, predictions)  # type: ignore[arg-type]
+        nlex = next((t for t, p in zip(texts, predictions, strict=True) if p == predicted), texts[0])
+        self.stage("simulate", "finished", seconds=round(time.monotonic() - started, 3))
+
+        started = time.monotonic()
+        self.stage("execute", "started", final=True)
+        result = await self.executor.execute(program, trace=True)
+        output = (result.value or "") if kind == "call" else result.stdout
+        match = result.status == "ok" and matches(kind, output, predicted)  # type: ignore[arg-type]
+        report = self.executor.check(nlex, result.trace, program)
+        trace = result.trace.to_dict() if hasattr(result.trace, "to_dict") else None
+        self.emit(
+            "execution",
+            candidate=0,
+            test=0,
+            public=True,
+            status=result.status,
+            output=output,
+            expected=predicted,
+            passed=match,
+            message=result.message,
+            predicted=predicted,
+            claims=report.claims,
+            divergence=report.divergence,
+            check_error=report.error,
+            trace=trace,
+        )
+        self.stage("execute", "finished", final=True, seconds=round(time.monotonic() - started, 3))
+        votes: dict[str, Any] = {"votes": tally} if self.settings.sims > 1 else {}
+        self.emit(
+            "run_finished",
+            predicted=predicted,
+            real_output=output,
+            status=result.status,
+            match=match,
+            divergence=report.divergence,
+            exception=asdict(result.exception) if result.exception else None,
+            totals=self.totals(),
+            **votes,
+        )

@@ -1,0 +1,25 @@
+"""Versioned prompts (solve, simulate, repair) and the parsers of their replies.
+
+``VERSIONS`` is recorded in every run's provenance; ``kind_of`` tells which prompt a request carries
+(by its system message), which test doubles use to script replies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from simulator.prompts import repair, simulate, solve
+
+VERSIONS = {"solve": solve.VERSION, "simulate": simulate.VERSION, "repair": repair.VERSION}
+
+
+def kind_of(messages: Sequence[dict[str, str]]) -> str | None:
+    """``solve``, ``simulate_call``, ``simulate_stdin``, ``repair`` or None for a foreign prompt."""
+    system = next((m.get("content") for m in messages if m.get("role") == "system"), None)
+    if system == solve.SYSTEM:
+        return "solve"
+    if system == repair.SYSTEM:
+        return "repair"
+    if system == simulate.SYSTEM:
+        return "simulate_call" if "[ANSWER]" in messages[-1].get("content", "") else "simulate_stdin"
+    return None

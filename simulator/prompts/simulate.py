@@ -1,0 +1,66 @@
+"""The simulate prompt: code + one input -> a natural-language execution trace (NLEX) that ends in
+the predicted output, without running anything.
+
+- call problems, CRUXEval style: ``[PYTHON] code + assert f(...) == ?? [/PYTHON]`` answered by
+  ``[THOUGHT] ... [/THOUGHT] [ANSWER] assert f(...) == X [/ANSWER]`` (stop string ``[/ANSWER]``);
+- stdin/stdout programs: the same ``[PYTHON]`` block plus ``<input>``, answered by
+  ``[THOUGHT] ... [/THOUGHT] <output> ... </output>`` (stop string ``</output>``), as in the
+  Self-Execution Simulation paper's output-prediction environment.
+"""
+
+from __future__ import annotations
+
+VERSION = "simulate-v1"
+SYSTEM = (
+    "You simulate Python programs step by step in your head, without running them, "
+    "and report the exact result."
+)
+CALL_STOP = ("[/ANSWER]",)
+STDIN_STOP = ("</output>",)
+
+_CALL_INSTRUCTION = (
+    "Execute the program step by step and complete the assertion with the literal value it returns. "
+    "Think inside [THOUGHT] [/THOUGHT], then give the full assertion inside [ANSWER] [/ANSWER].\n"
+)
+_CALL_EXAMPLE = (
+    "[PYTHON]\ndef f(xs):\n    total = 0\n    for x in xs:\n        total += x * 2\n    return total\n"
+    "assert f([1, 2]) == ??\n[/PYTHON]"
+)
+_CALL_ANSWER = (
+    "[THOUGHT] f is called with xs = [1, 2]. total starts at 0. For x = 1, total becomes 2. "
+    "For x = 2, total becomes 6. The loop ends and f returns 6. [/THOUGHT] "
+    "[ANSWER] assert f([1, 2]) == 6 [/ANSWER]"
+)
+_STDIN_INSTRUCTION = (
+    "Execute the program step by step on the given standard input. Think inside [THOUGHT] [/THOUGHT], "
+    "then write exactly what the program prints inside <output> </output>.\n"
+)
+_STDIN_EXAMPLE = (
+    "[PYTHON]\nn = int(input())\nfor i in range(n):\n    print(i * i)\n[/PYTHON]\n<input>\n3\n</input>"
+)
+_STDIN_ANSWER = (
+    "[THOUGHT] n is read as 3. The loop runs for i = 0, 1, 2 and prints 0, 1 and 4 on separate lines. "
+    "[/THOUGHT]\n<output>\n0\n1\n4\n</output>"
+)
+
+
+def call_messages(code: str, call: str) -> list[dict[str, str]]:
+    """Messages to predict the value of ``call`` (an expression such as ``f(1, 2)``) after ``code``."""
+    user = f"{_CALL_INSTRUCTION}[PYTHON]\n{code.rstrip()}\nassert {call} == ??\n[/PYTHON]"
+    return _messages(_CALL_INSTRUCTION + _CALL_EXAMPLE, _CALL_ANSWER, user)
+
+
+def stdin_messages(code: str, stdin: str) -> list[dict[str, str]]:
+    """Messages to predict what ``code`` prints when fed ``stdin``."""
+    shown = stdin if stdin.endswith("\n") or not stdin else stdin + "\n"
+    user = f"{_STDIN_INSTRUCTION}[PYTHON]\n{code.rstrip()}\n[/PYTHON]\n<input>\n{shown}</input>"
+    return _messages(_STDIN_INSTRUCTION + _STDIN_EXAMPLE, _STDIN_ANSWER, user)
+
+
+def _messages(example: str, answer: str, user: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": example},
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": user},
+    ]

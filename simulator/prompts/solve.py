@@ -1,0 +1,61 @@
+"""The solve prompt: problem -> one complete program in a fenced block.
+
+A one-shot example (a user/assistant pair before the real problem) shows even a 135M model the
+expected shape of the answer. Bump ``VERSION`` whenever the wording changes: it is recorded in every
+run's provenance.
+"""
+
+from __future__ import annotations
+
+from simulator.problem import Problem
+
+VERSION = "solve-v1"
+SYSTEM = (
+    "You are a careful Python programmer. "
+    "Answer with one complete Python 3 solution in a ```python code block."
+)
+
+_STDIN_EXAMPLE = (
+    "Solve this problem in Python 3. The program reads standard input and prints the answer.\n\n"
+    "Problem: Read two integers on one line and print their sum.\n\n"
+    "Example input:\n3 4\nExample output:\n7\n"
+)
+_STDIN_ANSWER = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
+_CALL_EXAMPLE = (
+    "Solve this problem in Python 3. Write the function `add`.\n\n"
+    "Problem: Return the sum of two numbers a and b.\n\n"
+    "Examples:\nassert add(3, 4) == 7\n"
+)
+_CALL_ANSWER = "```python\ndef add(a, b):\n    return a + b\n```"
+
+
+def messages(problem: Problem) -> list[dict[str, str]]:
+    """Chat messages asking for a solution; the public tests are shown as examples."""
+    if problem.kind == "call":
+        examples = "\n".join(
+            f"assert {problem.entry_point}({t.input}) == {t.output}" for t in problem.public_tests
+        )
+        user = (
+            f"Solve this problem in Python 3. Write the function `{problem.entry_point}`.\n\n"
+            f"Problem: {problem.statement.strip()}\n\nExamples:\n{examples}\n"
+        )
+        example, answer = _CALL_EXAMPLE, _CALL_ANSWER
+    else:
+        shown = "\n".join(
+            f"Example input:\n{_nl(t.input)}Example output:\n{_nl(t.output)}" for t in problem.public_tests
+        )
+        user = (
+            "Solve this problem in Python 3. The program reads standard input and prints the answer.\n\n"
+            f"Problem: {problem.statement.strip()}\n\n{shown}"
+        )
+        example, answer = _STDIN_EXAMPLE, _STDIN_ANSWER
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": example},
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": user},
+    ]
+
+
+def _nl(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"

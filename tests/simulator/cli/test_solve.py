@@ -1,0 +1,170 @@
+"""``execsim solve`` / ``execsim simulate`` against a fake model server (a test double) reached through
+EXECSIM_MODEL_URL, exactly as a user's server would be."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from simulator.cli import main
+from simulator.llm.testing import FakeModelServer, PipelineScript
+
+REPO = Path(__file__).resolve().parents[3]
+SQUARE = REPO / "examples" / "square.json"
+RIGHT = "```python\nn = int(input())\nprint(n * n)\n```"
+
+
+def predict(code: str, stdin: str) -> str:
+    """A model that simulates squaring correctly."""
+    return f"[THOUGHT] n is {stdin.strip()} [/THOUGHT]\n<output>\n{int(stdin) ** 2}\n"
+
+
+@pytest.fixture
+def model_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeModelServer]:
+    server = FakeModelServer(PipelineScript(solve=[RIGHT, "no idea"], simulate=predict))
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
+        monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+        yield server
+
+
+def json_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_solve_json_prints_one_event_per_line_and_exits_0(model_server, capsys) -> None:
+    code = main(["solve", str(SQUARE), "--k", "2", "--turns", "1", "--seed", "5", "--json"])
+    events = json_lines(capsys.readouterr().out)
+    assert code == 0
+    assert all(set(e) == {"schema_version", "run_id", "seq", "type", "payload"} for e in events)
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    assert events[0]["type"] == "run_started" and events[-1]["type"] == "run_finished"
+    assert events[0]["payload"]["settings"]["k"] == 2 and events[0]["payload"]["settings"]["seed"] == 5
+    assert events[-1]["payload"]["code"] == "n = int(input())\nprint(n * n)\n"
+    assert model_server.requests[0]["n"] == 2
+
+
+def test_solve_passes_the_sampling_options_to_the_server(model_server, capsys) -> None:
+    main(
+        [
+            "solve",
+            str(SQUARE),
+            "--k",
+            "3",
+            "--turns",
+            "0",
+            "--temperature",
+            "0.3",
+            "--max-tokens",
+            "99",
+            "--json",
+        ]
+    )
+    body = model_server.requests[0]
+    assert (body["n"], body["temperature"], body["max_tokens"]) == (3, 0.3, 99)
+
+
+def test_solve_prints_a_readable_report(model_server, capsys) -> None:
+    assert main(["solve", str(SQUARE), "--k", "2", "--turns", "1", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "candidate 1 (" in out and "no fenced" in out  # the candidate without code, and why
+    assert "selected candidate 0" in out and "matched 2 of 2 public tests" in out
+    assert "#SUBMIT" in out and "final program" in out and "print(n * n)" in out
+
+
+def test_solve_exits_1_when_the_server_is_down(monkeypatch, capsys, tmp_path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("EXECSIM_MODEL_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path))
+    assert main(["solve", str(SQUARE), "--json"]) == 1
+    captured = capsys.readouterr()
+    events = json_lines(captured.out)
+    assert events[-1]["type"] == "run_failed" and events[-1]["payload"]["error"] == "model_unavailable"
+    assert f"model server at http://127.0.0.1:{port}/v1 is not reachable" in events[-1]["payload"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"title": "x", "statement": "y", "tests": []}', "tests: must be a non-empty list"),
+        (
+            '{"title": "x", "statement": "y", "kind": "call", "tests": [{"input": "1", "output": "1"}]}',
+            "entry_point",
+        ),
+        ('{"title": "x", "statement": "y", "tests": [{"input": 1, "output": "1"}]}', "tests[0].input"),
+        ("{not json", "is not a JSON file"),
+    ],
+)
+def test_solve_exits_2_naming_the_bad_field(tmp_path, capsys, content: str, message: str) -> None:
+    path = tmp_path / "problem.json"
+    path.write_text(content)
+    assert main(["solve", str(path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_solve_exits_2_for_a_missing_file_or_a_bad_setting(tmp_path, capsys) -> None:
+    assert main(["solve", str(tmp_path / "nope.json")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert main(["solve", str(SQUARE), "--k", "0"]) == 2
+    assert "--k: must be an integer from 1 to 64" in capsys.readouterr().err
+
+
+def test_every_example_problem_is_valid(capsys) -> None:
+    from simulator.problem import Problem
+
+    examples = sorted((REPO / "examples").glob("*.json"))
+    assert 4 <= len(examples) <= 6
+    kinds = {Problem.from_dict(json.loads(p.read_text())).kind for p in examples}
+    assert kinds == {"stdin", "call"}
+
+
+def test_simulate_streams_the_nlex_and_checks_it_against_the_real_trace(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    program = tmp_path / "f.py"
+    program.write_text("def f(x):\n    y = x * 2\n    return y\n")
+    reply = (
+        "[THOUGHT] Line 1: `def f(x):` - f is called with x = 3.\nLine 2: `y = x * 2`; now y = 7.\n"
+        "[/THOUGHT] [ANSWER] assert f(3) == 7 [/ANSWER]"
+    )
+    server = FakeModelServer(lambda body: reply)
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
+        monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+        code = main(["simulate", str(program), "--call", "f(3)", "--json"])
+    events = json_lines(capsys.readouterr().out)
+    assert code == 0
+    assert (
+        "".join(e["payload"]["text"] for e in events if e["type"] == "simulation_delta")
+        == reply.split("[/ANSWER]")[0]
+    )
+    execution = next(e["payload"] for e in events if e["type"] == "execution")
+    if execution["status"] != "ok":
+        pytest.skip(f"the sandbox cannot run here: {execution['message']}")
+    assert execution["output"] == "6" and execution["predicted"] == "7"
+    verdicts = {c["text"]: c["verdict"] for c in execution["claims"]}
+    assert verdicts["x = 3"] == "true" and verdicts["y = 7"] == "false"
+    assert execution["divergence"]["found"] == "7" and execution["divergence"]["expected"] == "6"
+    assert events[-1]["type"] == "run_finished" and events[-1]["payload"]["match"] is False
+
+
+def test_simulate_needs_a_readable_program(tmp_path, capsys) -> None:
+    assert main(["simulate", str(tmp_path / "missing.py"), "--call", "f()"]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    program = tmp_path / "f.py"
+    program.write_text("x = 1\n")
+    assert main(["simulate", str(program), "--call", "f(("]) == 2
+    assert "call is not a Python expression" in capsys.readouterr().err
+
+
+if sys.platform == "win32":  # pragma: no cover
+    pytestmark = pytest.mark.skip("POSIX only")

@@ -1,0 +1,405 @@
+"""The pipeline against a scripted fake model server and an executor double."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import socket
+from typing import Any
+
+import httpx
+import pytest
+from pipeline_doubles import (
+    DOUBLE_PROBLEM,
+    RIGHT,
+    WRONG,
+    ExecutorDouble,
+    collect,
+    fence,
+    make_client,
+    of_type,
+    perfect_simulator,
+    run_script,
+    run_stdin,
+)
+
+from simulator.llm.client import ChatClient
+from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
+from simulator.pipeline import EVENT_TYPES, FINAL_TYPES, Event, Settings, run
+from simulator.problem import Problem
+
+CALL_PROBLEM = {
+    "title": "Twice",
+    "statement": "Return 2 * x.",
+    "kind": "call",
+    "entry_point": "twice",
+    "tests": [{"input": "1", "output": "2"}, {"input": "4", "output": "8"}],
+}
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+def assert_well_formed(events: list[Event]) -> None:
+    assert [e.seq for e in events] == list(range(len(events)))
+    assert len({e.run_id for e in events}) == 1
+    assert events[0].type == "run_started"
+    assert [e.type in FINAL_TYPES for e in events].count(True) == 1
+    assert events[-1].is_final
+    for event in events:
+        Event.from_dict(event.to_dict())  # JSON round trip
+        assert event.to_json()
+
+
+def index_of(events: list[Event], type: str, **match: Any) -> int:
+    return next(
+        i
+        for i, e in enumerate(events)
+        if e.type == type and all(e.payload.get(k) == v for k, v in match.items())
+    )
+
+
+def test_a_full_run_emits_every_event_type_in_order() -> None:
+    script = PipelineScript(solve=[WRONG, RIGHT], simulate=perfect_simulator, repair=["```#SUBMIT```"])
+    events = run_script(script, k=2, turns=3, seed=7, real=True)
+    assert_well_formed(events)
+    seen = {e.type for e in events}
+    assert seen == set(EVENT_TYPES) - {"run_failed", "run_cancelled"}
+    assert events[-1].type == "run_finished"
+    # stages come in order: solve, simulate, select, repair, execute
+    last_candidate = max(i for i, e in enumerate(events) if e.type == "candidate_done")
+    first_simulation = index_of(events, "simulation_delta")
+    assert last_candidate < first_simulation
+    last_verdict = max(i for i, e in enumerate(events) if e.type == "verdict" and e.payload["turn"] == 0)
+    assert last_verdict < index_of(events, "selected") < index_of(events, "repair_turn")
+    assert index_of(events, "repair_turn") < index_of(events, "execution")
+    # the right candidate (1) wins and the model submits it
+    assert of_type(events, "selected")[0].payload["candidate"] == 1
+    finished = events[-1].payload
+    assert finished["code"] == "n = int(input())\nprint(2 * n)\n"
+    assert (finished["passed_public_simulated"], finished["public_tests"]) == (2, 2)
+    assert finished["real"] == {
+        "passed_public": 2,
+        "public_tests": 2,
+        "passed_private": 1,
+        "private_tests": 1,
+    }
+    assert finished["totals"]["requests"] == 1 + 4 + 1  # solve, 2 candidates x 2 tests, one repair
+    # candidate text is streamed: the deltas of a candidate add up to its text
+    for done in of_type(events, "candidate_done"):
+        deltas = [
+            e.payload["text"]
+            for e in of_type(events, "candidate_delta")
+            if e.payload["candidate"] == done.payload["candidate"]
+        ]
+        assert "".join(deltas) == done.payload["text"]
+
+
+def test_run_started_records_provenance(data_dir) -> None:
+    weights = data_dir / "models" / "fake-model"
+    weights.mkdir(parents=True)
+    (weights / "weights.sha256").write_text("abc123  model.safetensors\n")
+    script = PipelineScript(solve=RIGHT, simulate=perfect_simulator)
+    started = run_script(script, k=2, turns=0, seed=11, temperature=0.5)[0].payload
+    prov = started["provenance"]
+    assert prov["model"] == "fake-model" and prov["weights_sha256"] == "abc123"
+    assert prov["prompts"] == {"solve": "solve-v1", "simulate": "simulate-v1", "repair": "repair-v1"}
+    assert prov["sampling"]["temperature"] == 0.5 and prov["seed"] == 11
+    assert prov["code_version"] != ""
+    assert started["settings"]["seed"] == 11 and started["problem"]["title"] == "Double"
+
+
+def test_without_a_weights_file_the_hash_is_unknown() -> None:
+    script = PipelineScript(solve=RIGHT, simulate=perfect_simulator)
+    assert run_script(script, k=1, turns=0)[0].payload["provenance"]["weights_sha256"] == "unknown"
+
+
+def test_a_drawn_seed_is_recorded_and_replays_the_tie_break() -> None:
+    script = PipelineScript(solve=RIGHT, simulate=perfect_simulator)
+    events = run_script(script, k=4, turns=0)
+    selected = of_type(events, "selected")[0].payload
+    assert selected["tied"] == [0, 1, 2, 3]
+    replay = run_script(
+        PipelineScript(solve=RIGHT, simulate=perfect_simulator), k=4, turns=0, seed=selected["seed"]
+    )
+    assert of_type(replay, "selected")[0].payload["candidate"] == selected["candidate"]
+
+
+def test_tie_breaking_is_reproducible_and_uniform_over_seeds() -> None:
+    def chosen(seed: int) -> int:
+        events = run_script(PipelineScript(solve=RIGHT, simulate=perfect_simulator), k=3, turns=0, seed=seed)
+        return of_type(events, "selected")[0].payload["candidate"]
+
+    picks = [chosen(seed) for seed in range(12)]
+    assert picks == [chosen(seed) for seed in range(12)]
+    assert set(picks) == {0, 1, 2}
+
+
+def test_selection_prefers_more_matching_tests_and_explains_why() -> None:
+    script = PipelineScript(solve=[WRONG, RIGHT, "no code"], simulate=perfect_simulator)
+    events = run_script(script, k=3, turns=0, seed=1)
+    selected = of_type(events, "selected")[0].payload
+    assert selected["candidate"] == 1
+    assert selected["scores"] == [1, 2, None]  # WRONG matches 2+2=4 only; no code gets no score
+    assert selected["reason"] == "candidate 1 matched 2 of 2 public tests in simulation"
+    assert of_type(events, "candidate_done")[2].payload["parse_error"].startswith("no fenced")
+
+
+def test_majority_vote_over_several_simulations() -> None:
+    answers = itertools.cycle(["4", "4", "5"])
+
+    def simulator(code: str, stdin: str) -> str:
+        right = run_stdin(code, stdin).strip()
+        return f"<output>\n{right if right != '4' else next(answers)}\n"
+
+    events = run_script(PipelineScript(solve=RIGHT, simulate=simulator), k=1, turns=0, sims=3, seed=0)
+    verdict = next(e.payload for e in of_type(events, "verdict") if e.payload["expected"] == "4\n")
+    assert verdict["match"] is True
+    assert verdict["votes"] == [{"predicted": "4\n", "count": 2}, {"predicted": "5\n", "count": 1}]
+    samples = [e for e in of_type(events, "simulation_done") if e.payload["test"] == 0]
+    assert sorted(e.payload["sample"] for e in samples) == [0, 1, 2]
+
+
+def test_repair_stops_on_submit() -> None:
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=["```#SUBMIT```"])
+    events = run_script(script, k=1, turns=3, seed=0)
+    turns = of_type(events, "repair_turn")
+    assert len(turns) == 1 and turns[0].payload["submitted"] is True
+    feedback = turns[0].payload["feedback"]
+    assert feedback[1] == {"input": "5\n", "expected": "10\n", "output": "7\n"}
+    assert events[-1].payload["turns_used"] == 1 and events[-1].payload["submitted"] is True
+    assert events[-1].payload["code"] == "n = int(input())\nprint(n + 2)\n"
+
+
+def test_repair_fixes_then_resimulates_the_new_program() -> None:
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[RIGHT, "```#SUBMIT```"])
+    events = run_script(script, k=1, turns=3, seed=0)
+    turns = [e.payload for e in of_type(events, "repair_turn")]
+    assert [(t["submitted"], t["code"] is not None) for t in turns] == [(False, True), (True, False)]
+    assert [v["match"] for v in (e.payload for e in of_type(events, "verdict")) if v["turn"] == 1] == [
+        True,
+        True,
+    ]
+    assert turns[1]["feedback"][1]["output"] == "10\n"  # turn 2 sees the new program's simulation
+    assert events[-1].payload["code"] == "n = int(input())\nprint(2 * n)\n"
+    assert events[-1].payload["passed_public_simulated"] == 2
+
+
+def test_repair_stops_at_the_turn_limit() -> None:
+    fixes = [fence(f"n = int(input())\nprint(n + {i})\n") for i in range(10)]
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=fixes)
+    events = run_script(script, k=1, turns=2, seed=0)
+    assert [e.payload["turn"] for e in of_type(events, "repair_turn")] == [1, 2]
+    assert {e.payload["turn"] for e in of_type(events, "verdict")} == {0, 1, 2}
+    assert events[-1].payload["turns_used"] == 2 and events[-1].payload["submitted"] is False
+    assert events[-1].payload["code"] == "n = int(input())\nprint(n + 1)\n"
+
+
+def test_an_unparseable_repair_keeps_the_program_and_stops() -> None:
+    script = PipelineScript(solve=RIGHT, simulate=perfect_simulator, repair=["I am not sure."])
+    events = run_script(script, k=1, turns=3, seed=0)
+    turn = of_type(events, "repair_turn")[0].payload
+    assert turn["code"] is None and "neither #SUBMIT" in turn["parse_error"]
+    assert events[-1].type == "run_finished" and events[-1].payload["turns_used"] == 1
+
+
+def test_oracle_mode_selects_and_repairs_by_real_execution() -> None:
+    def lying_simulator(code: str, stdin: str) -> str:
+        return "<output>\n0\n"
+
+    script = PipelineScript(solve=[WRONG, RIGHT], simulate=lying_simulator, repair=["```#SUBMIT```"])
+    executor = ExecutorDouble()
+    events = run_script(script, k=2, turns=1, oracle=True, seed=0, executor=executor)
+    assert "simulate_stdin" not in script.calls  # no simulation at all
+    verdicts = [e.payload for e in of_type(events, "verdict")]
+    assert {v["source"] for v in verdicts} == {"real"}
+    assert of_type(events, "selected")[0].payload["candidate"] == 1
+    assert "real execution" in of_type(events, "selected")[0].payload["reason"]
+    assert of_type(events, "repair_turn")[0].payload["feedback"][0]["output"] == "4\n"
+    assert len(executor.executed) == 4
+    assert events[-1].payload["judged_by"] == "real execution"
+
+
+def test_real_mode_records_real_outputs_and_divergences() -> None:
+    divergence = {"claim": "n is 3", "line": 1, "actual": "n = 2"}
+    executor = ExecutorDouble(divergence=divergence)
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator)
+    events = run_script(script, k=1, turns=0, real=True, seed=0, executor=executor)
+    real = of_type(events, "verdict")[0].payload["real"]
+    assert real["status"] == "ok" and real["divergence"] == divergence
+    assert real["output"] == "4\n" and real["match"] is True
+    executions = [e.payload for e in of_type(events, "execution")]
+    assert [(x["test"], x["public"], x["passed"]) for x in sorted(executions, key=lambda x: x["test"])] == [
+        (0, True, True),
+        (1, True, False),
+        (2, False, False),
+    ]
+    assert all(x["divergence"] == divergence for x in executions if x["public"])
+    assert executor.checked and executor.checked[0].startswith("[THOUGHT]")
+
+
+def test_call_problems_compare_python_literals() -> None:
+    def simulator(code: str, call: str) -> str:
+        value = {"twice(1)": "2", "twice(4)": "8.0"}[call]  # 8.0 == 8 as Python values
+        return f"[THOUGHT] t [/THOUGHT] [ANSWER] assert {call} == {value} [/ANSWER]"
+
+    script = PipelineScript(solve=fence("def twice(x):\n    return 2 * x\n"), simulate=simulator)
+    server = FakeModelServer(script)
+    events = run_script(script, problem=CALL_PROBLEM, k=1, turns=0, seed=0, server=server)
+    assert [e.payload["match"] for e in of_type(events, "verdict")] == [True, True]
+    prompts = [body["messages"][-1]["content"] for body in server.requests]
+    assert any("assert twice(4) == ??" in p for p in prompts)
+
+
+def test_no_code_in_any_candidate_fails_the_run() -> None:
+    events = run_script(PipelineScript(solve="I cannot do that.", simulate=perfect_simulator), k=2, turns=1)
+    assert_well_formed(events)
+    assert events[-1].type == "run_failed"
+    assert events[-1].payload["error"] == "no_code"
+    assert "none of the 2 candidates" in events[-1].payload["message"]
+
+
+def test_a_server_failure_mid_run_fails_it_cleanly() -> None:
+    def responder(body: dict[str, Any]):
+        if "<input>" in body["messages"][-1]["content"]:
+            raise ScriptedFailure(500, "engine crashed")
+        return RIGHT
+
+    events = run_script(responder, k=2, turns=1)
+    assert_well_formed(events)
+    failed = events[-1]
+    assert failed.type == "run_failed" and failed.payload["error"] == "model_unavailable"
+    assert "HTTP 500: engine crashed" in failed.payload["message"]
+
+
+def test_a_server_that_is_down_fails_the_run_after_run_started() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+
+    async def main() -> list[Event]:
+        async with ChatClient(f"http://127.0.0.1:{port}/v1", "m", retries=0) as client:
+            problem = Problem.from_dict(DOUBLE_PROBLEM)
+            return await collect(run(problem, Settings(), client, executor=ExecutorDouble()))
+
+    events = asyncio.run(main())
+    assert [e.type for e in events] == ["run_started", "run_failed"]
+    assert events[1].payload["error"] == "model_unavailable"
+    assert "is not reachable" in events[1].payload["message"]
+
+
+def test_an_unknown_model_fails_the_run() -> None:
+    script = PipelineScript(solve=RIGHT, simulate=perfect_simulator)
+    events = run_script(script, k=1, model="no-such-model")
+    assert events[-1].payload["error"] == "model_not_found"
+    assert "'no-such-model'" in events[-1].payload["message"]
+
+
+def test_a_simulation_prompt_that_does_not_fit_is_recorded_and_the_run_goes_on() -> None:
+    def responder(body: dict[str, Any]):
+        if "<input>" in body["messages"][-1]["content"]:
+            raise ScriptedFailure(400, "This model's maximum context length is 2048 tokens.")
+        return RIGHT
+
+    events = run_script(responder, k=1, turns=0, seed=0)
+    assert events[-1].type == "run_finished"
+    done = of_type(events, "simulation_done")
+    assert done and all("prompt too long" in e.payload["parse_error"] for e in done)
+    assert all(e.payload["match"] is False for e in of_type(events, "verdict"))
+
+
+class BlockingSimulations:
+    """Fake server transport whose simulation requests never answer (until cancelled)."""
+
+    def __init__(self) -> None:
+        self.server = FakeModelServer(PipelineScript(solve=RIGHT, simulate=perfect_simulator))
+        self.blocked = asyncio.Event()
+
+    def transport(self) -> httpx.MockTransport:
+        inner = self.server.transport()
+
+        async def handle(request: httpx.Request) -> httpx.Response:
+            if b"<input>" in request.content:
+                self.blocked.set()
+                await asyncio.Event().wait()
+            return inner.handle_request(request)
+
+        return httpx.MockTransport(handle)
+
+
+def leftover_tasks() -> list[asyncio.Task[Any]]:
+    """The pipeline's own tasks still alive (the driver and the cancel watcher are named execsim-*)."""
+    return [t for t in asyncio.all_tasks() if t.get_name().startswith("execsim-") and not t.done()]
+
+
+async def blocked_run(cancel: asyncio.Event | None = None):
+    double = BlockingSimulations()
+    client = ChatClient("http://fake/v1", "fake-model", transport=double.transport(), retries=0)
+    problem = Problem.from_dict(DOUBLE_PROBLEM)
+    events = run(problem, Settings(k=2, seed=0), client, executor=ExecutorDouble(), cancel=cancel)
+    return double, client, events
+
+
+def test_setting_the_cancel_event_ends_the_run_with_run_cancelled() -> None:
+    async def main() -> list[Event]:
+        cancel = asyncio.Event()
+        double, client, events = await blocked_run(cancel)
+        seen = []
+        async with client:
+            async for event in events:
+                seen.append(event)
+                if event.type == "stage" and event.payload["stage"] == "simulate":
+                    await double.blocked.wait()
+                    cancel.set()
+        assert leftover_tasks() == []
+        return seen
+
+    events = asyncio.run(asyncio.wait_for(main(), 10))
+    assert_well_formed(events)
+    assert events[-1].type == "run_cancelled"
+    assert events[-1].payload["reason"] == "cancelled on request"
+
+
+def test_cancelling_the_consuming_task_yields_run_cancelled_then_propagates() -> None:
+    async def main() -> tuple[list[Event], bool]:
+        double, client, events = await blocked_run()
+        seen: list[Event] = []
+
+        async def consume() -> None:
+            async for event in events:
+                seen.append(event)
+
+        async with client:
+            task = asyncio.create_task(consume())
+            await double.blocked.wait()
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        return seen, task.cancelled() and leftover_tasks() == []
+
+    events, cleanly = asyncio.run(asyncio.wait_for(main(), 10))
+    assert_well_formed(events)
+    assert events[-1].type == "run_cancelled"
+    assert cleanly
+
+
+def test_a_consumer_that_stops_early_leaves_no_tasks_behind() -> None:
+    async def main() -> list[asyncio.Task[Any]]:
+        double, client, events = await blocked_run()
+        async with client:
+            async for event in events:
+                if event.type == "candidate_done":
+                    break
+            await events.aclose()
+            return leftover_tasks()
+
+    assert asyncio.run(asyncio.wait_for(main(), 10)) == []
+
+
+def test_the_client_double_is_the_real_client() -> None:
+    # the pipeline talks to the model only through ChatClient; the double is a fake *server*
+    assert isinstance(make_client(FakeModelServer(lambda body: "x")), ChatClient)

@@ -1,0 +1,58 @@
+"""Best@k selection, output matching and majority votes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from simulator.pipeline.matching import majority, matches
+from simulator.pipeline.selection import best_of
+
+
+def test_the_most_matching_candidate_wins() -> None:
+    selection = best_of({0: 1, 1: 3, 2: 2}, random.Random(0), tests=3)
+    assert (selection.candidate, selection.tied) == (1, (1,))
+    assert selection.reason == "candidate 1 matched 3 of 3 public tests in simulation"
+
+
+def test_ties_are_broken_by_the_seeded_generator() -> None:
+    scores = {0: 2, 1: 2, 2: 0, 3: 2}
+    picks = {best_of(scores, random.Random(seed), tests=2).candidate for seed in range(30)}
+    assert picks == {0, 1, 3}
+    assert best_of(scores, random.Random(5), tests=2) == best_of(scores, random.Random(5), tests=2)
+    assert "tied with" in best_of(scores, random.Random(5), tests=2).reason
+
+
+def test_nothing_to_select_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        best_of({}, random.Random(0), tests=1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected", "actual", "tolerance", "result"),
+    [
+        ("stdin", "1 2\n3\n", "1 2 3", None, True),
+        ("stdin", "0.333333", "0.3333331", None, True),
+        ("stdin", "0.5", "0.6", None, False),
+        ("stdin", "0.5", "0.6", 0.2, True),
+        ("stdin", "10", "10.0000001", None, True),  # one side is a float: within tolerance
+        ("stdin", "1000001", "1000000", 1e-3, False),  # integers compare exactly
+        ("call", "[1, 2]", "[1,2]", None, True),
+        ("call", "8", "8.0", None, True),  # Python ==, as CRUXEval's assert
+        ("call", "'a'", '"a"', None, True),
+        ("call", "(1,)", "[1]", None, False),
+        ("call", "set()", "set( )", None, True),  # not a literal: whitespace-free text
+        ("call", "1", None, None, False),
+    ],
+)
+def test_matches(kind, expected, actual, tolerance, result) -> None:
+    assert matches(kind, expected, actual, tolerance) is result
+
+
+def test_majority_counts_equal_values_together_and_ignores_missing() -> None:
+    winner, tally = majority("call", ["[1, 2]", None, "[1,2]", "3", None])
+    assert winner == "[1, 2]"
+    assert tally == [{"predicted": "[1, 2]", "count": 2}, {"predicted": "3", "count": 1}]
+    assert majority("stdin", ["a\n", "b\n"])[0] == "a\n"  # a tie goes to the first seen
+    assert majority("stdin", [None, None]) == (None, [])

@@ -1,0 +1,59 @@
+"""Settings: defaults, validation that names the field, JSON round trip."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.pipeline.settings import Settings, SettingsError
+
+
+def test_the_defaults_are_the_documented_ones() -> None:
+    assert Settings().to_dict() == {
+        "k": 4,
+        "turns": 3,
+        "sims": 1,
+        "oracle": False,
+        "real": False,
+        "seed": None,
+        "temperature": 0.8,
+        "top_p": 0.95,
+        "max_tokens": 512,
+        "model": None,
+        "concurrency": 8,
+    }
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"k": 0}, "k"),
+        ({"k": 2.5}, "k"),
+        ({"turns": -1}, "turns"),
+        ({"sims": 17}, "sims"),
+        ({"max_tokens": 8}, "max_tokens"),
+        ({"concurrency": 0}, "concurrency"),
+        ({"temperature": 2.5}, "temperature"),
+        ({"top_p": 0}, "top_p"),
+        ({"seed": -3}, "seed"),
+        ({"seed": True}, "seed"),
+        ({"model": " "}, "model"),
+        ({"oracle": "yes"}, "oracle"),
+    ],
+)
+def test_out_of_range_values_name_the_field(changes: dict, field: str) -> None:
+    with pytest.raises(SettingsError) as info:
+        Settings(**changes)
+    assert info.value.field == field
+    assert str(info.value).startswith(f"{field}: ")
+
+
+def test_json_round_trip() -> None:
+    settings = Settings(k=2, turns=0, sims=3, oracle=True, seed=9, model="m")
+    assert Settings.from_dict(settings.to_dict()) == settings
+
+
+def test_from_dict_refuses_unknown_keys_and_non_objects() -> None:
+    with pytest.raises(SettingsError, match="^tempreature: unknown setting"):
+        Settings.from_dict({"tempreature": 0.1})
+    with pytest.raises(SettingsError):
+        Settings.from_dict([1])

@@ -1,0 +1,99 @@
+"""Parsing model replies: failures are recorded data, never exceptions."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.prompts.parsing import extract_code, parse_call_answer, parse_repair, parse_stdin_answer
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Here:\n```python\nprint(1)\n```\nDone.",
+        "```\nprint(1)\n```",
+        "```py\nprint(1)\n```",
+        "```python\nprint(1)",  # unterminated (token budget) but parses
+    ],
+)
+def test_it_extracts_the_first_python_block(reply: str) -> None:
+    assert extract_code(reply).code == "print(1)\n"
+    assert extract_code(reply).error is None
+
+
+def test_it_skips_other_languages_and_submit_fences() -> None:
+    reply = "```text\nhello\n```\n```#SUBMIT```\n```python\nx = 2\n```"
+    assert extract_code(reply).code == "x = 2\n"
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        ("print(1)", "no fenced ```python code block"),
+        ("", "empty reply"),
+        ("```python\ndef f(:\n", "unterminated"),
+        ("\x00\x01 garbage ``` ", "no fenced"),
+    ],
+)
+def test_a_reply_without_usable_code_is_a_recorded_failure(reply: str, error: str) -> None:
+    parsed = extract_code(reply)
+    assert parsed.code is None
+    assert error in (parsed.error or "")
+
+
+@pytest.mark.parametrize(
+    ("reply", "predicted"),
+    [
+        ("[THOUGHT] x [/THOUGHT] [ANSWER] assert f(1) == [1, 2] [/ANSWER]", "[1, 2]"),
+        ("[THOUGHT] x [/THOUGHT] [ANSWER] assert f(1) == 'a==b'", "'a==b'"),  # stop string removed the tag
+        ("[ANSWER] 3 [/ANSWER]", "3"),
+        ("I think\nassert f(1) == 7\n", "7"),
+        ("[ANSWER] x [/THOUGHT] [ANSWER] assert f(1) == 'b'\n[/THOUGHT]", "'b'"),  # the last block counts
+    ],
+)
+def test_call_answers_are_the_text_after_the_first_equals(reply: str, predicted: str) -> None:
+    assert parse_call_answer(reply, "f(1)").predicted == predicted
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        ("it returns 3", "no [ANSWER]"),
+        ("[ANSWER] assert f(1) == [/ANSWER]", "no value"),
+        ("[ANSWER] assert f(1) == f( 1 ) [/ANSWER]", "repeats the call"),
+        ("[ANSWER] assert f(1) == ?? [/ANSWER]", "leaves the value as ??"),
+        ("[ANSWER] The function reverses the string. [/ANSWER]", "not a Python value"),
+        ("[ANSWER] [/THOUGHT] [ANSWER] ", "no value"),
+    ],
+)
+def test_unusable_call_answers_are_recorded_failures(reply: str, error: str) -> None:
+    parsed = parse_call_answer(reply, "f(1)")
+    assert parsed.predicted is None
+    assert error in (parsed.error or "")
+
+
+def test_stdin_answers_come_from_the_output_tags() -> None:
+    assert parse_stdin_answer("[THOUGHT] t [/THOUGHT]\n<output>\n1\n2\n</output>").predicted == "1\n2\n"
+    assert parse_stdin_answer("<output>\n5").predicted == "5\n"  # closing tag is the stop string
+    assert parse_stdin_answer("<output></output>").predicted == ""
+    missing = parse_stdin_answer("it prints 5")
+    assert missing.predicted is None and "no <output>" in (missing.error or "")
+
+
+def test_repair_submit_keeps_the_program() -> None:
+    assert parse_repair("Looks right.\n```#SUBMIT```", "print(1)\n").submitted is True
+    same = "```python\nprint(1)\n```\n#SUBMIT"
+    assert parse_repair(same, "print(1)\n").submitted is True
+
+
+def test_repair_with_new_code_is_a_fix_even_if_it_says_submit() -> None:
+    parsed = parse_repair("```python\nprint(2)\n```\n#SUBMIT", "print(1)\n")
+    assert (parsed.submitted, parsed.code) == (False, "print(2)\n")
+
+
+def test_repair_without_decision_is_a_recorded_failure() -> None:
+    parsed = parse_repair("hmm, not sure", "print(1)\n")
+    assert (parsed.submitted, parsed.code) == (False, None)
+    assert "neither #SUBMIT nor a corrected program" in (parsed.error or "")
+    repeated = parse_repair("```python\nprint(1)\n```", "print(1)\n")
+    assert repeated.code is None and "repeats the attempted code" in (repeated.error or "")

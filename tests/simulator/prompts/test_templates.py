@@ -1,0 +1,73 @@
+"""The prompt templates: what each shows the model, and their versions."""
+
+from __future__ import annotations
+
+from simulator.problem import Problem
+from simulator.prompts import VERSIONS, kind_of, repair, simulate, solve
+
+CALL = Problem.from_dict(
+    {
+        "title": "Twice",
+        "statement": "Return twice x.",
+        "kind": "call",
+        "entry_point": "twice",
+        "tests": [{"input": "2", "output": "4"}, {"input": "9", "output": "18", "public": False}],
+    }
+)
+STDIN = Problem.from_dict(
+    {"title": "Echo", "statement": "Print the input line.", "tests": [{"input": "hi\n", "output": "hi\n"}]}
+)
+
+
+def test_solve_shows_the_problem_and_only_public_tests_after_a_one_shot_example() -> None:
+    messages = solve.messages(CALL)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert "```python" in messages[2]["content"]  # the example answer has the expected shape
+    last = messages[-1]["content"]
+    assert "Return twice x." in last and "`twice`" in last
+    assert "assert twice(2) == 4" in last
+    assert "18" not in last  # private tests never reach the model
+    assert "Example input:\nhi\nExample output:\nhi\n" in solve.messages(STDIN)[-1]["content"]
+
+
+def test_simulate_call_is_cruxeval_style() -> None:
+    last = simulate.call_messages("def f(x):\n    return x\n", "f(3)")[-1]["content"]
+    assert last.endswith("[PYTHON]\ndef f(x):\n    return x\nassert f(3) == ??\n[/PYTHON]")
+    assert "[ANSWER]" in last
+
+
+def test_simulate_stdin_shows_the_input() -> None:
+    last = simulate.stdin_messages("print(input())\n", "abc")[-1]["content"]
+    assert last.endswith("[PYTHON]\nprint(input())\n[/PYTHON]\n<input>\nabc\n</input>")
+    assert "<output>" in last
+
+
+def test_repair_is_the_papers_feedback_prompt() -> None:
+    feedback = [repair.Feedback("twice(2)", "4", "5"), repair.Feedback("twice(0)", "0", None)]
+    text = repair.messages(CALL, "def twice(x):\n    return x + 3\n", feedback)[-1]["content"]
+    assert text.startswith(
+        "Review the provided code solution given the execution feedback and judge if it is correct or buggy. "
+        "If the code is correct, end your response with a markdown comment EXACTLY ```#SUBMIT```. "
+        "DO NOT repeat the given code. If the code is incorrect, provide a correct solution."
+    )
+    assert "# Problem\nReturn twice x." in text
+    assert "# Attempted Solution\n```python\ndef twice(x):\n    return x + 3\n```" in text
+    assert (
+        "----- Test 1 -----\n## Input\ntwice(2)\n## Expected Output\n4\n## Output for the attempt\n5" in text
+    )
+    assert "----- Test 2 -----" in text and repair.NO_OUTPUT in text
+    assert repair.feedback_input(CALL, "2") == "twice(2)"
+    assert repair.feedback_input(STDIN, "hi\n") == "hi\n"
+
+
+def test_kind_of_tells_the_prompts_apart() -> None:
+    assert kind_of(solve.messages(CALL)) == "solve"
+    assert kind_of(simulate.call_messages("x = 1\n", "f()")) == "simulate_call"
+    assert kind_of(simulate.stdin_messages("x = 1\n", "")) == "simulate_stdin"
+    assert kind_of(repair.messages(CALL, "x", [])) == "repair"
+    assert kind_of([{"role": "user", "content": "hello"}]) is None
+
+
+def test_every_template_has_a_version() -> None:
+    assert VERSIONS == {"solve": solve.VERSION, "simulate": simulate.VERSION, "repair": repair.VERSION}
+    assert all(v.endswith("-v1") for v in VERSIONS.values())
