@@ -1,0 +1,18 @@
+#!/usr/bin/env python
+"""Django's command-line utility for ExecSim's web app (``execsim up`` covers the embedded mode)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Benchmark records -> ``Problem``: pure converters for the formats in ../shared/benchmarks.
+
+One function per format, each taking one decoded JSON record (a dict) and returning a validated
+``Problem`` (built through ``Problem.from_dict``, so the same field errors apply). A record that cannot
+be converted raises ``ProblemError`` naming the offending field.
+
+- CRUXEval ``{"code", "input", "output", "id"}``: a call problem on ``f``; the reference code is shown
+  in the statement and kept in ``extra["reference_code"]``.
+- MBPP ``{"task_id", "prompt", "code", "test_list", ...}``: a call problem; each ``assert f(args) == value``
+  becomes a test (the first public, the rest private). Asserts of any other shape are skipped and
+  counted in ``extra["skipped_asserts"]``.
+- Code Jam ``{"id", "name", "statement_text", "public_tests", "private_tests", "output_validator_flags"}``:
+  a stdin problem; ``float_tolerance`` comes from the validator flags.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from simulator.problem import Problem, ProblemError
+
+FORMATS = ("execsim", "cruxeval", "mbpp", "codejam")
+
+
+def _require(record: Any, *names: str) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        raise ProblemError("(top level)", "a record is a JSON object")
+    for name in names:
+        if not isinstance(record.get(name), str):
+            raise ProblemError(name, "must be a string")
+    return record
+
+
+def from_cruxeval(record: Any) -> Problem:
+    record = _require(record, "code", "input", "output")
+    ident = str(record.get("id", "cruxeval"))
+    statement = (
+        f"Write a function `f` that behaves exactly like this one:\n\n```python\n{record['code']}\n```\n"
+    )
+    problem = Problem.from_dict(
+        {
+            "title": f"CRUXEval {ident}",
+            "statement": statement,
+            "kind": "call",
+            "entry_point": "f",
+            "tests": [{"input": record["input"], "output": record["output"], "public": True}],
+        }
+    )
+    problem.extra.update({"reference_code": record["code"], "benchmark": "cruxeval", "id": ident})
+    return problem
+
+
+def _split_assert(source: str) -> tuple[str, str, str] | None:
+    """``assert name(args) == value`` -> (name, args source, value source); None for any other shape."""
+    try:
+        tree = ast.parse(source.strip())
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+        return None
+    test = tree.body[0].test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    call, expected = test.left, test.comparators[0]
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    args = [ast.unparse(a) for a in call.args] + [ast.unparse(k) for k in call.keywords]
+    return call.func.id, ", ".join(args), ast.unparse(expected)
+
+
+def from_mbpp(record: Any) -> Problem:
+    record = _require(record, "prompt")
+    asserts = record.get("test_list")
+    if not isinstance(asserts, list) or not asserts:
+        raise ProblemError("test_list", "must be a non-empty list of assert statements")
+    entry, tests, skipped = None, [], 0
+    for source in asserts:
+        split = _split_assert(source) if isinstance(source, str) else None
+        if split is None or (entry is not None and split[0] != entry):
+            skipped += 1
+            continue
+        entry = split[0]
+        tests.append({"input": split[1], "output": split[2], "public": not tests})
+    if entry is None:
+        raise ProblemError("test_list", "no assert of the form `assert f(args) == value`")
+    example = asserts[0] if isinstance(asserts[0], str) else ""
+    statement = f"{record['prompt']}\n\nYour function `{entry}` should pass:\n\n```python\n{example}\n```\n"
+    ident = str(record.get("task_id", "mbpp"))
+    problem = Problem.from_dict(
+        {
+            "title": f"MBPP {ident}",
+            "statement": statement,
+            "kind": "call",
+            "entry_point": entry,
+            "tests": tests,
+        }
+    )
+    problem.extra.update(
+        {
+            "benchmark": "mbpp",
+            "id": ident,
+            "reference_code": record.get("code", ""),
+            "skipped_asserts": skipped,
+        }
+    )
+    return problem
+
+
+def _tolerance(flags: Any) -> float | None:
+    if not isinstance(flags, str):
+        return None
+    words = flags.split()
+    for i, word in enumerate(words[:-1]):
+        if word == "float_tolerance":
+            try:
+                return float(words[i + 1])
+            except ValueError:
+                raise ProblemError(
+                    "output_validator_flags", f"bad float_tolerance {words[i + 1]!r}"
+                ) from None
+    return None
+
+
+def from_codejam(record: Any) -> Problem:
+    record = _require(record, "name", "statement_text")
+    tests = []
+    for key, public in (("public_tests", True), ("private_tests", False)):
+        raw = record.get(key, [])
+        if not isinstance(raw, list):
+            raise ProblemError(key, "must be a list of {input, output}")
+        for i, test in enumerate(raw):
+            if not isinstance(test, dict):
+                raise ProblemError(f"{key}[{i}]", "must be an object with input and output")
+            tests.append({"input": test.get("input"), "output": test.get("output"), "public": public})
+    year, round_ = record.get("year", ""), record.get("round", "")
+    title = f"{record['name']} (Code Jam {year} {round_})".replace("  ", " ").replace(" )", ")")
+    data = {"title": title, "statement": record["statement_text"], "kind": "stdin", "tests": tests}
+    tolerance = _tolerance(record.get("output_validator_flags"))
+    if tolerance is not None:
+        data["float_tolerance"] = tolerance
+    problem = Problem.from_dict(data)
+    problem.extra.update({"benchmark": "codejam", "id": str(record.get("id", ""))})
+    return problem
+
+
+def convert(fmt: str, record: Any) -> Problem:
+    """Dispatch on the format name (one of FORMATS)."""
+    if fmt == "execsim":
+        return Problem.from_dict(record)
+    converters = {"cruxeval": from_cruxeval, "mbpp": from_mbpp, "codejam": from_codejam}
+    if fmt not in converters:
+        raise ProblemError("format", f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return converters[fmt](record)

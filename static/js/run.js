@@ -1,0 +1,25 @@
+// Live run page: keep track of the last event sequence number applied, skip duplicates, and reconnect
+// with ?last_seq=<that number> so the server replays only what this page has not seen.
+(function () {
+  "use strict";
+  var run = document.getElementById("run");
+  if (!run) { return; }
+
+  function lastSeq() {
+    var marker = document.getElementById("run-seq");
+    return marker ? parseInt(marker.getAttribute("data-seq"), 10) : -1;
+  }
+
+  // The ws extension reuses the ws-connect URL when it reconnects: rewrite last_seq each time.
+  var create = htmx.createWebSocket;
+  htmx.createWebSocket = function (url) {
+    var fresh = url.replace(/([?&])last_seq=-?\d+/, "$1last_seq=" + lastSeq());
+    return create(fresh);
+  };
+
+  // Each message ends with the run-seq marker; drop a message this page has already applied.
+  run.addEventListener("htmx:wsBeforeMessage", function (evt) {
+    var match = /id="run-seq"[^>]*data-seq="(-?\d+)"/.exec(evt.detail.message);
+    if (match && parseInt(match[1], 10) <= lastSeq()) { evt.preventDefault(); }
+  });
+})();

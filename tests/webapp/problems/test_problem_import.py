@@ -1,0 +1,83 @@
+"""Importing problems: the CLI's JSON format and the benchmark formats of ../shared/benchmarks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from webapp.problems.models import Problem
+
+pytestmark = pytest.mark.django_db
+
+BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
+needs_benchmarks = pytest.mark.skipif(not BENCHMARKS.is_dir(), reason=f"no benchmark data at {BENCHMARKS}")
+
+
+def _upload(client, content: bytes, fmt: str, name: str = "p.json"):
+    return client.post(
+        "/problems/import/", {"file": SimpleUploadedFile(name, content), "format": fmt, "is_public": "on"}
+    )
+
+
+def test_it_imports_a_problem_in_the_cli_format(client, alice):
+    client.force_login(alice)
+    data = {
+        "title": "Echo",
+        "statement": "Echo it.",
+        "kind": "stdin",
+        "tests": [{"input": "a\n", "output": "a\n"}],
+    }
+    response = _upload(client, json.dumps(data).encode(), "execsim")
+    problem = Problem.objects.get(title="Echo")
+    assert response.status_code == 302 and response["Location"] == f"/problems/{problem.pk}/"
+    assert problem.source == "execsim" and problem.tests.count() == 1
+
+
+def test_it_reports_errors_by_field_and_imports_nothing(client, alice):
+    client.force_login(alice)
+    good = {"title": "A", "statement": "s", "tests": [{"input": "", "output": ""}]}
+    bad = {"title": "B", "statement": "s", "tests": [{"input": 1, "output": ""}]}
+    response = _upload(client, (json.dumps(good) + "\n" + json.dumps(bad)).encode(), "execsim")
+    assert response.status_code == 200
+    assert response.context["errors"] == ["record 2: tests[0].input: must be a string"]
+    assert not Problem.objects.exists()
+
+
+def test_it_rejects_a_file_that_is_not_json(client, alice):
+    client.force_login(alice)
+    response = _upload(client, b"{not json", "execsim")
+    assert response.context["errors"] == [
+        "file: line 1 is not JSON (Expecting property name enclosed in double quotes)"
+    ]
+
+
+@needs_benchmarks
+@pytest.mark.parametrize(
+    ("fmt", "path", "kind"),
+    [
+        ("cruxeval", "cruxeval/dev.jsonl", "call"),
+        ("mbpp", "mbpp/sanitized-dev.jsonl", "call"),
+        ("codejam", "codejam/dev.jsonl", "stdin"),
+    ],
+)
+def test_it_imports_a_benchmark_record(client, alice, fmt, path, kind):
+    client.force_login(alice)
+    first = (BENCHMARKS / path).read_text().splitlines()[0]
+    response = _upload(client, first.encode(), fmt, "one.jsonl")
+    assert response.status_code == 302, response.context["errors"]
+    problem = Problem.objects.get()
+    assert problem.kind == kind and problem.source == fmt
+    assert problem.tests.filter(public=True).exists()
+
+
+@needs_benchmarks
+def test_it_imports_code_jam_with_private_tests_and_tolerance(client, alice):
+    client.force_login(alice)
+    record = json.loads((BENCHMARKS / "codejam/dev.jsonl").read_text().splitlines()[0])
+    _upload(client, json.dumps(record).encode(), "codejam")
+    problem = Problem.objects.get()
+    assert problem.tests.filter(public=False).count() == len(record["private_tests"])
+    assert problem.float_tolerance == pytest.approx(1e-6)

@@ -1,0 +1,133 @@
+"""Problem pages: list and search, visibility, create and edit with field errors, the problem page."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.problems.models import Problem
+
+pytestmark = pytest.mark.django_db
+
+
+def _form(**overrides):
+    data = {
+        "title": "Double",
+        "statement": "Print twice the number. <script>alert(1)</script>",
+        "kind": "stdin",
+        "entry_point": "",
+        "float_tolerance": "",
+        "is_public": "on",
+        "tests-TOTAL_FORMS": "2",
+        "tests-INITIAL_FORMS": "0",
+        "tests-MIN_NUM_FORMS": "0",
+        "tests-MAX_NUM_FORMS": "500",
+        "tests-0-input": "2\n",
+        "tests-0-output": "4\n",
+        "tests-0-public": "on",
+        "tests-1-input": "5\n",
+        "tests-1-output": "10\n",
+    }
+    data.update(overrides)
+    return data
+
+
+def test_it_lists_and_searches_problems(client, problem):
+    assert problem in client.get("/problems/").context["problems"]
+    assert list(client.get("/problems/?q=add").context["problems"]) == [problem]
+    assert list(client.get("/problems/?q=zebra").context["problems"]) == []
+
+
+def test_it_answers_htmx_search_with_the_results_partial_only(client, problem):
+    response = client.get("/problems/?q=add", headers={"HX-Request": "true"})
+    assert [t.name for t in response.templates][0] == "problems/results.html"
+    assert b"<html" not in response.content
+
+
+def test_it_hides_private_problems_from_others_but_not_from_staff(client, problem, bob, carol):
+    problem.is_public = False
+    problem.save()
+    client.force_login(bob)
+    assert problem not in client.get("/problems/").context["problems"]
+    assert client.get(f"/problems/{problem.pk}/").status_code == 404
+    client.force_login(carol)
+    assert client.get(f"/problems/{problem.pk}/").status_code == 200
+
+
+def test_it_creates_a_problem_with_public_and_private_tests(client, alice):
+    client.force_login(alice)
+    response = client.post("/problems/new/", _form())
+    assert response.status_code == 302
+    problem = Problem.objects.get(title="Double")
+    assert [(t.input, t.public) for t in problem.tests.all()] == [("2\n", True), ("5\n", False)]
+    assert problem.owner == alice
+
+
+def test_it_renders_the_statement_sanitised(client, alice):
+    client.force_login(alice)
+    client.post("/problems/new/", _form())
+    problem = Problem.objects.get(title="Double")
+    page = client.get(f"/problems/{problem.pk}/").content.decode()
+    assert "<script>alert(1)</script>" not in page
+
+
+def test_it_reports_core_validation_errors_by_field(client, alice):
+    client.force_login(alice)
+    response = client.post("/problems/new/", _form(kind="call", entry_point="not an identifier"))
+    assert response.status_code == 200
+    assert "entry_point" in response.context["form"].errors
+    assert not Problem.objects.filter(title="Double").exists()
+
+
+def test_it_reports_a_bad_test_on_that_test(client, alice):
+    client.force_login(alice)
+    response = client.post(
+        "/problems/new/", _form(kind="call", entry_point="double", **{"tests-1-input": "1,, 2"})
+    )
+    assert response.status_code == 200
+    assert "input" in response.context["formset"].forms[1].errors
+
+
+def test_it_requires_a_public_test(client, alice):
+    client.force_login(alice)
+    response = client.post("/problems/new/", _form(**{"tests-0-public": ""}))
+    assert response.status_code == 200
+    assert "at least one test must be public" in response.content.decode()
+
+
+def test_only_the_owner_or_staff_can_edit(client, problem, bob, carol):
+    client.force_login(bob)
+    assert client.get(f"/problems/{problem.pk}/edit/").status_code == 404
+    client.force_login(carol)
+    assert client.get(f"/problems/{problem.pk}/edit/").status_code == 200
+
+
+def test_it_edits_a_problem(client, alice, problem):
+    client.force_login(alice)
+    tests = list(problem.tests.all())
+    data = _form(
+        title="Add one (edited)",
+        kind="call",
+        entry_point="add_one",
+        **{"tests-TOTAL_FORMS": "3", "tests-INITIAL_FORMS": "3"},
+    )
+    for i, test in enumerate(tests):
+        data.update(
+            {f"tests-{i}-id": str(test.pk), f"tests-{i}-input": test.input, f"tests-{i}-output": test.output}
+        )
+        data[f"tests-{i}-public"] = "on" if test.public else ""
+    data["tests-2-DELETE"] = "on"
+    response = client.post(f"/problems/{problem.pk}/edit/", data)
+    assert response.status_code == 302, response.context["form"].errors if response.context else ""
+    problem.refresh_from_db()
+    assert problem.title == "Add one (edited)"
+    assert problem.tests.count() == 2
+
+
+def test_the_problem_page_shows_statement_public_tests_runs_and_solve_form(client, alice, problem, make_run):
+    run = make_run()
+    client.force_login(alice)
+    response = client.get(f"/problems/{problem.pk}/")
+    page = response.content.decode()
+    assert 'data-testid="solve-form"' in page
+    assert [t.input for t in response.context["public_tests"]] == ["1", "5"]  # the private test is not shown
+    assert run in response.context["runs"]

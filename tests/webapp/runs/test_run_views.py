@@ -1,0 +1,179 @@
+"""Run pages: solve starts a run, the page renders from the database, share link, cancel, retry,
+export, history, stale runs, the model status fragment, escaping of model output."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from webapp.runs.models import Run
+from webapp.runs.tasks import execute_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def no_enqueue(monkeypatch):
+    """A test double for the task runner: records what would be queued."""
+    queued = []
+    monkeypatch.setattr("webapp.runs.runner.enqueue", queued.append)
+    return queued
+
+
+def test_solving_creates_a_run_with_settings_and_a_recorded_seed(client, alice, problem, no_enqueue):
+    client.force_login(alice)
+    response = client.post(
+        f"/problems/{problem.pk}/solve/", {"k": 3, "turns": 1, "sims": 1, "temperature": 0.5}
+    )
+    run = Run.objects.get()
+    assert response["Location"] == f"/runs/{run.id}/"
+    assert run.settings["k"] == 3 and run.seed is not None and run.settings["seed"] == run.seed
+    assert no_enqueue == [run.id]
+
+
+def test_solving_rejects_out_of_range_settings(client, alice, problem, no_enqueue):
+    client.force_login(alice)
+    client.post(f"/problems/{problem.pk}/solve/", {"k": 999, "turns": 1, "sims": 1, "temperature": 0.5})
+    assert not Run.objects.exists() and no_enqueue == []
+
+
+def test_a_finished_run_renders_from_the_database(client, alice, make_run):
+    run = make_run(settings={"k": 2, "turns": 1, "sims": 1, "real": True})
+    execute_run(str(run.id))
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert page.count('data-testid="candidate-card"') == 2
+    assert 'id="verdict-0-0" class="cell match"' in page and 'id="verdict-1-0" class="cell mismatch"' in page
+    assert 'data-testid="selected-candidate">0<' in page
+    assert 'id="repair-1-body"' in page and "repaired" in page  # the diff against the previous program
+    assert page.count('data-testid="execution-row"') == 3
+    assert 'data-testid="final-code"' in page
+    assert "ws-connect" not in page  # nothing left to stream
+
+
+def test_model_and_user_text_is_escaped(client, alice, make_run):
+    run = make_run()
+    execute_run(str(run.id))
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert "<script>alert('x')</script>" not in page
+    assert "&lt;script&gt;" in page
+
+
+def test_an_active_run_page_connects_to_its_websocket_from_its_last_seq(client, alice, make_run):
+    run = make_run(status=Run.RUNNING, last_seq=4, heartbeat_at=timezone.now())
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert f'ws-connect="/ws/runs/{run.id}/?last_seq=4"' in page
+
+
+def test_runs_are_private_to_their_owner_and_staff(client, bob, carol, make_run):
+    run = make_run()
+    client.force_login(bob)
+    assert client.get(f"/runs/{run.id}/").status_code == 404
+    assert client.get(f"/runs/{run.id}/export.json").status_code == 404
+    client.force_login(carol)
+    assert client.get(f"/runs/{run.id}/").status_code == 200
+
+
+def test_the_share_link_is_read_only_and_needs_the_token(client, make_run):
+    run = make_run(status=Run.RUNNING, heartbeat_at=timezone.now())
+    page = client.get(f"/share/{run.share_token}/").content.decode()
+    assert 'data-testid="readonly-note"' in page and 'data-testid="cancel-run"' not in page
+    assert len(run.share_token) >= 32
+    assert client.get("/share/not-the-token/").status_code == 404
+    assert client.get(f"/runs/{run.id}/export.json?token={run.share_token}").status_code == 200
+
+
+def test_export_has_the_run_and_its_events(client, alice, make_run):
+    run = make_run()
+    execute_run(str(run.id))
+    client.force_login(alice)
+    data = json.loads(client.get(f"/runs/{run.id}/export.json").content)
+    assert data["status"] == "finished" and data["settings"]["k"] == 2
+    assert [e["seq"] for e in data["events"]] == list(range(len(data["events"])))
+    assert data["provenance"]["model"] == "double"
+    assert data["problem"]["entry_point"] == "add_one"
+
+
+def test_cancel_a_queued_run_ends_it_at_once(client, alice, make_run):
+    run = make_run()
+    client.force_login(alice)
+    client.post(f"/runs/{run.id}/cancel/")
+    run.refresh_from_db()
+    assert run.status == Run.CANCELLED and run.cancel_requested
+    assert execute_run(str(run.id)) == Run.CANCELLED  # a worker picking it up later does nothing
+
+
+def test_cancel_a_running_run_sets_the_flag_and_the_signal(client, alice, make_run):
+    from webapp.runs import cancel
+
+    run = make_run(status=Run.RUNNING, heartbeat_at=timezone.now())
+    client.force_login(alice)
+    client.post(f"/runs/{run.id}/cancel/")
+    run.refresh_from_db()
+    assert run.cancel_requested and cancel.signalled(run.id)
+    cancel.clear(run.id)
+
+
+def test_retry_starts_a_new_run_with_the_same_settings(client, alice, make_run, no_enqueue):
+    old = make_run(status=Run.FAILED)
+    client.force_login(alice)
+    response = client.post(f"/runs/{old.id}/retry/")
+    new = Run.objects.exclude(id=old.id).get()
+    assert response["Location"] == f"/runs/{new.id}/"
+    assert new.retry_of == old and new.settings == old.settings and new.status == Run.QUEUED
+
+
+@override_settings(EXECSIM_STALE_RUN_SECONDS=30)
+def test_a_run_without_heartbeat_is_marked_failed_when_read(client, alice, make_run):
+    run = make_run(
+        status=Run.RUNNING, heartbeat_at=timezone.now() - timezone.timedelta(seconds=31), last_seq=2
+    )
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    run.refresh_from_db()
+    assert run.status == Run.FAILED and "stopped responding" in run.error
+    assert run.events.get().seq == 3 and run.events.get().type == "run_failed"
+    assert 'data-testid="retry-run"' in page
+
+
+@override_settings(EXECSIM_STALE_RUN_SECONDS=30)
+def test_a_run_with_a_fresh_heartbeat_is_left_alone(client, alice, make_run):
+    run = make_run(status=Run.RUNNING, heartbeat_at=timezone.now() - timezone.timedelta(seconds=5))
+    client.force_login(alice)
+    client.get(f"/runs/{run.id}/")
+    run.refresh_from_db()
+    assert run.status == Run.RUNNING
+
+
+def test_history_lists_my_runs_only(client, alice, bob, make_run):
+    mine = make_run()
+    client.force_login(bob)
+    assert mine not in client.get("/runs/").context["runs"]
+    client.force_login(alice)
+    assert mine in client.get("/runs/").context["runs"]
+
+
+def test_the_model_status_fragment_says_down_and_the_queue_length(client, make_run, monkeypatch):
+    monkeypatch.setenv("EXECSIM_MODEL_URL", "http://127.0.0.1:9/v1")  # nothing listens on the discard port
+    make_run()
+    page = client.get("/status/model/").content.decode()
+    assert 'data-up="false"' in page
+    assert 'data-testid="queue-length">1<' in page
+
+
+def test_simulate_my_code_creates_a_simulate_run(client, alice, no_enqueue):
+    client.force_login(alice)
+    response = client.post(
+        "/simulate/", {"code": "def f(x):\n    return x\n", "mode": "call", "code_input": "f(2)"}
+    )
+    run = Run.objects.get()
+    assert response["Location"] == f"/runs/{run.id}/" and run.kind == "simulate" and run.problem is None
+    assert no_enqueue == [run.id]
+    execute_run(str(run.id))
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert 'data-testid="simulate-input"' in page and 'data-testid="divergence"' in page

@@ -1,0 +1,76 @@
+"""Settings come from the environment: strict helpers, and the two modes' SECRET_KEY rules."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from webapp.env import database_from_url, envbool, envint
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"), [("true", True), ("0", False), ("Yes", True), ("off", False), ("", True)]
+)
+def test_envbool_reads_the_usual_spellings(monkeypatch, raw, value):
+    monkeypatch.setenv("X_FLAG", raw)
+    assert envbool("X_FLAG", True) is value
+
+
+def test_envbool_refuses_anything_else(monkeypatch):
+    monkeypatch.setenv("X_FLAG", "maybe")
+    with pytest.raises(ImproperlyConfigured, match="X_FLAG='maybe'"):
+        envbool("X_FLAG", False)
+
+
+def test_envint_refuses_non_integers_and_values_below_the_minimum(monkeypatch):
+    monkeypatch.setenv("X_NUM", "ten")
+    with pytest.raises(ImproperlyConfigured, match="expected an integer"):
+        envint("X_NUM", 1)
+    monkeypatch.setenv("X_NUM", "0")
+    with pytest.raises(ImproperlyConfigured, match="at least 1"):
+        envint("X_NUM", 1, minimum=1)
+
+
+def test_database_url_is_parsed():
+    db = database_from_url("postgres://u:p%40ss@db.example:6543/execsim")
+    assert (db["ENGINE"], db["NAME"], db["USER"], db["PASSWORD"], db["HOST"], db["PORT"]) == (
+        "django.db.backends.postgresql", "execsim", "u", "p@ss", "db.example", "6543",
+    )  # fmt: skip
+    with pytest.raises(ImproperlyConfigured):
+        database_from_url("mysql://x/y")
+
+
+def _settings_in_subprocess(env: dict[str, str]) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY")}
+    code = (
+        "import webapp.settings as s; "
+        "print(s.SECRET_KEY[:6], s.TASK_RUNNER, s.DATABASES['default']['ENGINE'])"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_embedded_mode_generates_and_keeps_a_secret_key(tmp_path):
+    first = _settings_in_subprocess({"EXECSIM_DATA_DIR": str(tmp_path)})
+    second = _settings_in_subprocess({"EXECSIM_DATA_DIR": str(tmp_path)})
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout and "inprocess django.db.backends.sqlite3" in first.stdout
+    assert oct((tmp_path / "secret_key").stat().st_mode & 0o777) == "0o600"
+
+
+def test_production_mode_requires_a_secret_key(tmp_path):
+    result = _settings_in_subprocess({"EXECSIM_DATA_DIR": str(tmp_path), "DATABASE_URL": "postgres://u@h/db"})
+    assert result.returncode != 0 and "SECRET_KEY must be set" in result.stderr

@@ -1,0 +1,63 @@
+"""Reading an uploaded problem file: JSON object, JSON list, or JSON Lines; each record converted by
+``simulator.benchmarks`` and checked against the size limits. All records or none are imported."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.benchmarks import convert
+from simulator.problem import Problem, ProblemError
+from webapp.limits import problem_errors
+
+
+@dataclass
+class ImportResult:
+    problems: list[Problem] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # "record N: field: message"
+
+
+def parse_records(raw: bytes) -> list[Any]:
+    """Decode the upload; raises ProblemError("file", ...) when it is neither JSON nor JSON Lines."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ProblemError("file", "is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+        return data if isinstance(data, list) else [data]
+    except json.JSONDecodeError:
+        pass
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ProblemError("file", f"line {number} is not JSON ({exc.msg})") from None
+    if not records:
+        raise ProblemError("file", "is empty")
+    return records
+
+
+def import_problems(raw: bytes, fmt: str) -> ImportResult:
+    result = ImportResult()
+    try:
+        records = parse_records(raw)
+    except ProblemError as exc:
+        result.errors.append(str(exc))
+        return result
+    for number, record in enumerate(records, start=1):
+        where = f"record {number}" if len(records) > 1 else "problem"
+        try:
+            problem = convert(fmt, record)
+        except ProblemError as exc:
+            result.errors.append(f"{where}: {exc.field}: {exc.message}")
+            continue
+        limit_errors = problem_errors(problem)
+        result.errors.extend(f"{where}: {name}: {message}" for name, message in limit_errors)
+        if not limit_errors:
+            result.problems.append(problem)
+    return result

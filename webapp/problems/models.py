@@ -1,0 +1,89 @@
+"""A problem as stored by the web app, convertible to and from ``simulator.problem.Problem``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q, QuerySet
+
+from simulator.problem import Problem as CoreProblem
+from simulator.problem import TestCase as CoreTestCase
+from webapp.accounts.roles import is_staff
+
+
+class ProblemQuerySet(models.QuerySet["Problem"]):
+    def visible_to(self, user: Any) -> QuerySet[Problem]:
+        """Public problems, plus private ones owned by the user; staff see everything."""
+        if is_staff(user):
+            return self
+        if user.is_authenticated:
+            return self.filter(Q(is_public=True) | Q(owner=user))
+        return self.filter(is_public=True)
+
+
+class Problem(models.Model):
+    KINDS = [("stdin", "stdin -> stdout"), ("call", "call -> return")]
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="problems")
+    title = models.CharField(max_length=200)
+    statement = models.TextField(help_text="Markdown")
+    kind = models.CharField(max_length=8, choices=KINDS, default="stdin")
+    entry_point = models.CharField(max_length=100, blank=True)
+    float_tolerance = models.FloatField(null=True, blank=True)
+    is_public = models.BooleanField(default=True, help_text="Visible to everyone (else to you and staff)")
+    source = models.CharField(max_length=40, default="manual")
+    extra = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ProblemQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def to_core(self) -> CoreProblem:
+        tests = tuple(CoreTestCase(input=t.input, output=t.output, public=t.public) for t in self.tests.all())
+        return CoreProblem(
+            title=self.title,
+            statement=self.statement,
+            kind=self.kind,  # type: ignore[arg-type]
+            tests=tests,
+            entry_point=self.entry_point or None,
+            float_tolerance=self.float_tolerance,
+            extra=dict(self.extra),
+        )
+
+    @classmethod
+    def create_from_core(cls, core: CoreProblem, owner: Any, *, source: str, is_public: bool) -> Problem:
+        problem = cls.objects.create(
+            owner=owner,
+            title=core.title[:200],
+            statement=core.statement,
+            kind=core.kind,
+            entry_point=core.entry_point or "",
+            float_tolerance=core.float_tolerance,
+            is_public=is_public,
+            source=source,
+            extra=core.extra,
+        )
+        TestCase.objects.bulk_create(
+            TestCase(problem=problem, order=i, input=t.input, output=t.output, public=t.public)
+            for i, t in enumerate(core.tests)
+        )
+        return problem
+
+
+class TestCase(models.Model):
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="tests")
+    order = models.PositiveIntegerField(default=0)
+    input = models.TextField(blank=True)
+    output = models.TextField(blank=True)
+    public = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["order", "id"]

@@ -1,0 +1,69 @@
+"""The live run page's WebSocket: replay what the page has not seen (seq > last_seq) from the database,
+in order, then forward live events of the run's group. Thin: recording happens in the task."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from webapp.runs.models import Run, RunEvent
+from webapp.runs.render import render_event
+
+
+class RunConsumer(AsyncWebsocketConsumer):
+    async def connect(self) -> None:
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        try:
+            run_id = uuid.UUID(self.scope["url_route"]["kwargs"]["run_id"])
+            self.last_seq = int(query.get("last_seq", ["-1"])[0])
+        except (KeyError, ValueError):
+            await self.close(code=4400)
+            return
+        token = query.get("token", [""])[0]
+        access = await self._access(run_id, token)
+        if access is None:
+            await self.close(code=4403)
+            return
+        self.run_id, self.readonly = run_id, access == "read"
+        self.group = f"run_{run_id.hex}"
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        for event in await self._missed_events():
+            await self._send_event(event)
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def run_event(self, message: dict[str, Any]) -> None:
+        """A live event from the task (group message type ``run.event``)."""
+        await self._send_event(message["event"])
+
+    async def _send_event(self, event: dict[str, Any]) -> None:
+        if event["seq"] <= self.last_seq:  # already replayed (or already on the page)
+            return
+        self.last_seq = event["seq"]
+        html = await database_sync_to_async(render_event)(self.run_id, event, readonly=self.readonly)
+        await self.send(text_data=html)
+
+    @database_sync_to_async
+    def _access(self, run_id: uuid.UUID, token: str) -> str | None:
+        run = Run.objects.filter(id=run_id).first()
+        if run is None:
+            return None
+        user = self.scope.get("user")
+        if user is not None and Run.objects.visible_to(user).filter(id=run_id).exists():
+            return "write"
+        if token and secrets.compare_digest(token, run.share_token):
+            return "read"
+        return None
+
+    @database_sync_to_async
+    def _missed_events(self) -> list[dict[str, Any]]:
+        rows = RunEvent.objects.filter(run_id=self.run_id, seq__gt=self.last_seq).order_by("seq")
+        return [row.as_event_dict() for row in rows]

@@ -1,0 +1,223 @@
+"""Recording a run's events: persist the RunEvent row, update the denormalised rows the pages read, and
+only then broadcast the event to the run's Channels group (so a reconnecting page can always replay).
+
+Also: appending a final event on the host's behalf (a crash, a cancel the pipeline ignored, a worker
+that stopped sending heartbeats).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from simulator.pipeline.events import FINAL_TYPES, Event
+from webapp import broadcast
+from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
+
+FINAL_STATUS = {"run_finished": Run.FINISHED, "run_failed": Run.FAILED, "run_cancelled": Run.CANCELLED}
+DONE_STATUSES = (Run.FINISHED, Run.FAILED, Run.CANCELLED)
+
+
+def event_dict(event: Event | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(event, Event):
+        return {"run_id": event.run_id, "seq": event.seq, "type": event.type, "payload": event.payload}
+    return {
+        "run_id": event["run_id"],
+        "seq": event["seq"],
+        "type": event["type"],
+        "payload": event["payload"],
+    }
+
+
+def record_and_publish(run_id: Any, event: Event | dict[str, Any]) -> bool:
+    """Persist then broadcast one event. False when the run already ended (the caller should stop)."""
+    data = event_dict(event)
+    try:
+        with transaction.atomic():
+            run = Run.objects.select_for_update().get(id=run_id)
+            if run.status in DONE_STATUSES:
+                return False
+            RunEvent.objects.create(run=run, seq=data["seq"], type=data["type"], payload=data["payload"])
+            apply_event(run, data["type"], data["payload"])
+            run.last_seq = max(run.last_seq, data["seq"])
+            run.heartbeat_at = timezone.now()
+            run.save()
+    except IntegrityError:  # the seq was taken: someone else (the reaper) ended this run meanwhile
+        return False
+    publish(run, data)
+    return True
+
+
+def publish(run: Run, data: dict[str, Any]) -> None:
+    data = {**data, "run_id": str(run.id)}
+    broadcast.group_send(run.group_name, {"type": "run.event", "event": data})
+
+
+def append_final(run_id: Any, type: str, **payload: Any) -> bool:
+    """End a run with an event of our own (next seq). False if it had already ended."""
+    assert type in FINAL_TYPES
+    for _ in range(3):  # the pipeline may be racing us for the next seq
+        run = Run.objects.get(id=run_id)
+        if run.status in DONE_STATUSES:
+            return False
+        data = {"run_id": str(run.id), "seq": run.last_seq + 1, "type": type, "payload": payload}
+        if record_and_publish(run.id, data):
+            return True
+    return False
+
+
+def reap_stale_runs() -> list[str]:
+    """Mark failed every running run whose heartbeat is older than EXECSIM_STALE_RUN_SECONDS (its worker
+    died or hung). Called whenever runs are read, so a dead run never stays "running"."""
+    cutoff = timezone.now() - timezone.timedelta(seconds=settings.EXECSIM_STALE_RUN_SECONDS)
+    stale = Run.objects.filter(status=Run.RUNNING, heartbeat_at__lt=cutoff).values_list("id", flat=True)
+    reaped = []
+    for run_id in list(stale):
+        message = (
+            f"The worker running this run stopped responding (no heartbeat for "
+            f"{settings.EXECSIM_STALE_RUN_SECONDS:g} s). Retry it."
+        )
+        if append_final(run_id, "run_failed", error="worker_lost", message=message):
+            reaped.append(str(run_id))
+    return reaped
+
+
+def apply_event(run: Run, type: str, p: dict[str, Any]) -> None:
+    """Update the denormalised rows for one event (the Run itself is saved by the caller)."""
+    if type == "run_started":
+        run.status = Run.RUNNING
+        run.provenance = p.get("provenance") or {}
+        run.started_at = run.started_at or timezone.now()
+    elif type == "stage":  # keyed by stage, and by repair turn for the re-simulations of turn t
+        name = p.get("stage", "?") + (f" (turn {p['turn']})" if p.get("turn") else "")
+        stage = {**run.stages.get(name, {}), **{k: v for k, v in p.items() if k != "stage"}}
+        run.stages = {**run.stages, name: stage}
+    elif type == "candidate_delta":
+        cand, _ = Candidate.objects.get_or_create(run=run, index=p["candidate"])
+        cand.text += p.get("text", "")
+        cand.save(update_fields=["text"])
+    elif type == "candidate_done":
+        Candidate.objects.update_or_create(
+            run=run,
+            index=p["candidate"],
+            defaults={
+                "text": p.get("text", ""),
+                "code": p.get("code") or "",
+                "parse_error": p.get("parse_error") or "",
+                "tokens": p.get("tokens") or 0,
+                "done": True,
+            },
+        )
+    elif type == "simulation_delta":
+        sim, _ = Simulation.objects.get_or_create(
+            run=run,
+            turn=p.get("turn", 0),
+            candidate=p["candidate"],
+            test=p["test"],
+            sample=p.get("sample", 0),
+        )
+        sim.text += p.get("text", "")
+        sim.save(update_fields=["text"])
+    elif type == "simulation_done":
+        Simulation.objects.update_or_create(
+            run=run,
+            turn=p.get("turn", 0),
+            candidate=p["candidate"],
+            test=p["test"],
+            sample=p.get("sample", 0),
+            defaults={
+                "text": p.get("text", ""),
+                "predicted": p.get("predicted"),
+                "parse_error": p.get("parse_error") or "",
+                "tokens": p.get("tokens") or 0,
+                "done": True,
+            },
+        )
+    elif type == "verdict":
+        Verdict.objects.update_or_create(
+            run=run,
+            turn=p.get("turn", 0),
+            candidate=p["candidate"],
+            test=p["test"],
+            defaults={
+                "expected": p.get("expected", ""),
+                "simulated": p.get("simulated"),
+                "match": bool(p.get("match")),
+                "source": p.get("source") or "simulated",
+                "real": p.get("real"),
+            },
+        )
+    elif type == "selected":
+        _apply_selected(run, p)
+    elif type == "repair_delta":
+        turn, _ = RepairTurn.objects.get_or_create(run=run, turn=p["turn"])
+        turn.text += p.get("text", "")
+        turn.save(update_fields=["text"])
+    elif type == "repair_turn":
+        RepairTurn.objects.update_or_create(
+            run=run,
+            turn=p["turn"],
+            defaults={
+                "text": p.get("text", ""),
+                "submitted": bool(p.get("submitted")),
+                "code": p.get("code") or "",
+                "previous_code": _code_before_turn(run, p["turn"]),
+                "feedback": p.get("feedback") or [],
+                "parse_error": p.get("parse_error") or "",
+                "done": True,
+            },
+        )
+    elif type == "execution":
+        Execution.objects.update_or_create(
+            run=run,
+            candidate=p["candidate"],
+            test=p["test"],
+            defaults={
+                "public": bool(p.get("public", True)),
+                "status": p.get("status", ""),
+                "output": p.get("output") or "",
+                "passed": bool(p.get("passed")),
+                "divergence": p.get("divergence"),
+            },
+        )
+    elif type in FINAL_STATUS:
+        run.status = FINAL_STATUS[type]
+        run.finished_at = timezone.now()
+        if type == "run_finished":
+            run.result = p
+            run.final_candidate = p.get("candidate")
+            run.final_code = p.get("code") or ""
+            run.totals = p.get("totals") or {}
+        elif type == "run_failed":
+            run.error = p.get("message") or p.get("error") or "failed"
+        else:
+            run.error = p.get("reason") or "cancelled"
+
+
+def _apply_selected(run: Run, p: dict[str, Any]) -> None:
+    run.selected = p
+    if p.get("seed") is not None:
+        run.seed = p["seed"]
+    scores = p.get("scores") or {}
+    items = scores.items() if isinstance(scores, dict) else enumerate(scores)
+    for index, score in items:
+        Candidate.objects.filter(run=run, index=int(index)).update(score=score)
+    Candidate.objects.filter(run=run).update(selected=False)
+    Candidate.objects.filter(run=run, index=p.get("candidate")).update(selected=True)
+
+
+def _code_before_turn(run: Run, turn: int) -> str:
+    """The program a repair turn changes: the previous turn's, or the selected candidate's."""
+    previous = (
+        RepairTurn.objects.filter(run=run, turn__lt=turn, done=True)
+        .exclude(code="")
+        .order_by("-turn")
+        .first()
+    )
+    if previous is not None:
+        return previous.code
+    selected = Candidate.objects.filter(run=run, selected=True).first()
+    return selected.code if selected else ""

@@ -1,0 +1,84 @@
+"""Events -> HTML fragments for the live run page. Each fragment is one partial template (the same one
+the page includes when it renders from the database) marked ``hx-swap-oob`` so htmx's WebSocket
+extension swaps it into place. Streaming deltas are appended as escaped text.
+
+Rendering reads the denormalised rows (already saved when the event is broadcast), so a replayed event
+and a live one render the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.utils.html import escape
+
+from webapp.runs.models import Candidate, Execution, RepairTurn, Run, Simulation, Verdict
+from webapp.runs.views_context import run_context, sim_dom, verdict_dom
+
+
+def _append(target: str, text: str) -> str:
+    return f'<div hx-swap-oob="beforeend:#{target}">{escape(text)}</div>'
+
+
+def _partial(template: str, **context: Any) -> str:
+    return render_to_string(f"runs/fragments/{template}", {"oob": True, **context})
+
+
+def render_event(run_id: Any, event: dict[str, Any], *, readonly: bool = False) -> str:
+    """The HTML message for one event (several oob fragments, then the sequence marker)."""
+    type_, p = event["type"], event["payload"]
+    parts: list[str] = []
+    run = Run.objects.select_related("problem").get(id=run_id)
+    if type_ == "candidate_delta":
+        parts.append(_append(f"cand-{p['candidate']}-text", p.get("text", "")))
+    elif type_ == "candidate_done":
+        cand = Candidate.objects.filter(run=run, index=p["candidate"]).first()
+        if cand:
+            parts.append(_partial("candidate_code.html", cand=cand, c=cand.index))
+    elif type_ == "simulation_delta":
+        dom = sim_dom(p["candidate"], p["test"], p.get("sample", 0), p.get("turn", 0))
+        parts.append(_append(f"{dom}-text", p.get("text", "")))
+    elif type_ == "simulation_done":
+        sim = Simulation.objects.filter(
+            run=run,
+            turn=p.get("turn", 0),
+            candidate=p["candidate"],
+            test=p["test"],
+            sample=p.get("sample", 0),
+        ).first()
+        if sim:
+            dom = sim_dom(sim.candidate, sim.test, sim.sample, sim.turn)
+            parts.append(_partial("simulation_result.html", sim=sim, dom=dom))
+    elif type_ == "verdict":
+        verdict = Verdict.objects.filter(
+            run=run, turn=p.get("turn", 0), candidate=p["candidate"], test=p["test"]
+        ).first()
+        if verdict:
+            dom = verdict_dom(verdict.candidate, verdict.test, verdict.turn)
+            parts.append(_partial("verdict_cell.html", verdict=verdict, dom=dom))
+    elif type_ == "selected":
+        parts.append(_partial("selected.html", run=run))
+        for cand in Candidate.objects.filter(run=run):
+            parts.append(_partial("candidate_badge.html", cand=cand, c=cand.index))
+    elif type_ == "repair_delta":
+        parts.append(_append(f"repair-{p['turn']}-text", p.get("text", "")))
+    elif type_ == "repair_turn":
+        turn = RepairTurn.objects.filter(run=run, turn=p["turn"]).first()
+        if turn:
+            parts.append(_partial("repair_body.html", turn=turn, no=turn.turn))
+    elif type_ == "execution":
+        execution = Execution.objects.filter(run=run, candidate=p["candidate"], test=p["test"]).first()
+        if execution:
+            parts.append(
+                render_to_string("runs/fragments/execution_row.html", {"x": execution, "append": True})
+            )
+    if type_ in ("run_started", "stage", "run_finished", "run_failed", "run_cancelled"):
+        ctx = run_context(run, readonly=readonly)
+        parts.append(_partial("status.html", **ctx))
+        if type_ == "run_started":
+            parts.append(_partial("provenance.html", **ctx))
+        if type_ == "run_finished":
+            parts.append(_partial("final.html", **ctx))
+    parts.append(f'<div id="run-seq" hx-swap-oob="true" data-seq="{int(event["seq"])}"></div>')
+    return "\n".join(parts)

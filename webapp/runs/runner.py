@@ -1,0 +1,39 @@
+"""Where a queued run goes: a Celery worker (REDIS_URL set) or the in-process thread pool (embedded)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from typing import Any
+
+from django.conf import settings
+from django.db import connections
+
+
+@cache
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(settings.INPROCESS_WORKERS, thread_name_prefix="execsim-run")
+
+
+def _run_in_thread(run_id: str) -> None:
+    from webapp.runs.tasks import execute_run
+
+    try:
+        execute_run(run_id)
+    finally:
+        connections.close_all()
+
+
+def enqueue(run_id: Any) -> None:
+    if settings.TASK_RUNNER == "celery":
+        from webapp.runs.tasks import execute_run_task
+
+        execute_run_task.delay(str(run_id))
+    else:
+        _pool().submit(_run_in_thread, str(run_id))
+
+
+def queue_length() -> int:
+    from webapp.runs.models import Run
+
+    return Run.objects.filter(status=Run.QUEUED).count()

@@ -1,0 +1,166 @@
+"""Running a run: the one task function both the Celery worker and the in-process runner call.
+
+``execute_run(run_id)`` drives the pipeline's async generator in its own event loop. Every event is
+recorded (then broadcast) on one dedicated database thread, in order. Alongside, a watcher thread:
+- touches ``Run.heartbeat_at`` every EXECSIM_HEARTBEAT_SECONDS (a SIGKILLed worker stops doing so, and
+  ``record.reap_stale_runs`` marks the run failed after EXECSIM_STALE_RUN_SECONDS);
+- polls the cancel signal, and sets the asyncio.Event the pipeline receives as ``cancel``.
+A pipeline that ignores a cancel for EXECSIM_CANCEL_GRACE_SECONDS is closed and the run marked cancelled;
+an exception or a stream that ends without a final event marks the run failed. Nothing is left running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from django.conf import settings
+from django.db import connections
+from django.utils import timezone
+
+from webapp.celery import app
+from webapp.runs import cancel as cancel_signal
+from webapp.runs.models import Run
+from webapp.runs.pipeline import build_settings, load_pipeline, make_client, program_for_simulation
+from webapp.runs.record import append_final, record_and_publish
+
+log = logging.getLogger(__name__)
+
+
+@app.task(name="webapp.runs.execute_run", ignore_result=True)
+def execute_run_task(run_id: str) -> None:
+    execute_run(run_id)
+
+
+def execute_run(run_id: str) -> str:
+    """Run one queued run to its end; returns its final status."""
+    claimed = Run.objects.filter(id=run_id, status=Run.QUEUED).update(
+        status=Run.RUNNING, started_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+    if not claimed:  # cancelled before it started, or already taken
+        return Run.objects.get(id=run_id).status
+    run = Run.objects.select_related("problem").get(id=run_id)
+    try:
+        subject = _subject_for(run)
+        pipeline = load_pipeline(run.kind)
+        run_settings = build_settings(run.settings)
+        client = make_client(run.settings.get("model"))  # no connection until the pipeline uses it
+    except Exception as exc:  # a configuration problem: say so on the run, do not crash the worker
+        log.exception("run %s could not start", run_id)
+        append_final(
+            run_id, "run_failed", error=type(exc).__name__, message=f"The run could not start: {exc}"
+        )
+        return Run.objects.get(id=run_id).status
+    try:
+        asyncio.run(_drive(str(run.id), pipeline, subject, run_settings, client))
+    finally:
+        cancel_signal.clear(run_id)
+        connections.close_all()
+    return Run.objects.get(id=run_id).status
+
+
+def _subject_for(run: Run) -> Any:
+    """What the pipeline works on: the Problem, or the pasted Program for "Simulate my code"."""
+    if run.kind == "simulate":
+        return program_for_simulation(run.code, run.code_input, run.settings.get("mode", "call"))
+    return run.core_problem()
+
+
+async def _drive(run_id: str, pipeline: Any, subject: Any, run_settings: Any, client: Any) -> None:
+    loop = asyncio.get_running_loop()
+    db = ThreadPoolExecutor(1, thread_name_prefix=f"run-db-{run_id[:8]}")
+    cancel = asyncio.Event()
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch, args=(run_id, loop, cancel, stop), daemon=True)
+    watcher.start()
+    gen = pipeline(subject, run_settings, client, run_id=run_id, cancel=cancel)
+    ended = False
+    try:
+        deadline: float | None = None
+        while True:
+            nxt = asyncio.ensure_future(gen.__anext__())
+            while not nxt.done():
+                if cancel.is_set() and deadline is None:
+                    deadline = loop.time() + settings.EXECSIM_CANCEL_GRACE_SECONDS
+                waiters: set[asyncio.Future[Any]] = {nxt}
+                if deadline is None:
+                    waiters.add(asyncio.ensure_future(cancel.wait()))
+                timeout = None if deadline is None else max(0.0, deadline - loop.time())
+                await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                for waiter in waiters - {nxt}:
+                    waiter.cancel()
+                if deadline is not None and not nxt.done() and loop.time() >= deadline:
+                    nxt.cancel()
+                    await asyncio.gather(nxt, return_exceptions=True)
+                    await loop.run_in_executor(
+                        db, lambda: append_final(run_id, "run_cancelled", reason="cancelled by the user")
+                    )
+                    ended = True
+                    return
+            try:
+                event = nxt.result()
+            except StopAsyncIteration:
+                break
+            if not await loop.run_in_executor(db, record_and_publish, run_id, event):
+                ended = True  # the run was ended elsewhere (reaped); stop quietly
+                return
+            if getattr(event, "is_final", False) or (
+                isinstance(event, dict) and event["type"].startswith("run_f")
+            ):
+                ended = True
+                return
+    except Exception as exc:
+        log.exception("run %s failed", run_id)
+        error, message = type(exc).__name__, f"{type(exc).__name__}: {exc}"
+        await loop.run_in_executor(
+            db, lambda: append_final(run_id, "run_failed", error=error, message=message)
+        )
+        ended = True
+    finally:
+        stop.set()
+        try:
+            await gen.aclose()
+        except Exception:  # a generator broken by the cancel above; nothing more to save
+            log.debug("pipeline close failed", exc_info=True)
+        if client is not None and hasattr(client, "aclose"):
+            await client.aclose()
+        if not ended:
+            await loop.run_in_executor(
+                db,
+                lambda: append_final(
+                    run_id,
+                    "run_failed",
+                    error="no_final_event",
+                    message="The pipeline stopped without a result.",
+                ),
+            )
+        await loop.run_in_executor(db, connections.close_all)
+        db.shutdown(wait=True)
+        watcher.join(timeout=5)
+
+
+def _watch(
+    run_id: str, loop: asyncio.AbstractEventLoop, cancel: asyncio.Event, stop: threading.Event
+) -> None:
+    """Heartbeat and cancel polling, on a thread of its own (it keeps beating while the loop waits)."""
+    beat = settings.EXECSIM_HEARTBEAT_SECONDS
+    poll = min(0.25, beat)
+    next_beat = 0.0
+    elapsed = 0.0
+    try:
+        while not stop.wait(poll):
+            elapsed += poll
+            requested = cancel_signal.signalled(run_id)
+            if elapsed >= next_beat:
+                next_beat = elapsed + beat
+                Run.objects.filter(id=run_id, status=Run.RUNNING).update(heartbeat_at=timezone.now())
+                requested = requested or Run.objects.filter(id=run_id, cancel_requested=True).exists()
+            if requested and not cancel.is_set():
+                loop.call_soon_threadsafe(cancel.set)
+    except Exception:
+        log.exception("heartbeat for run %s stopped", run_id)
+    finally:
+        connections.close_all()

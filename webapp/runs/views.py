@@ -1,0 +1,236 @@
+"""Run pages: start (solve, simulate my code), the live run page, its read-only share link, cancel,
+retry, JSON export, history, and the model status fragment polled by every page."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import httpx
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from simulator import config
+from simulator.pipeline.settings import SettingsError
+from webapp.limits import LimitExceeded, check_can_start_run
+from webapp.problems.forms import SolveForm
+from webapp.problems.models import Problem
+from webapp.runs import cancel as cancel_signal
+from webapp.runs import runner
+from webapp.runs.forms import SimulateForm
+from webapp.runs.models import Run
+from webapp.runs.pipeline import build_settings
+from webapp.runs.record import DONE_STATUSES, append_final, reap_stale_runs
+from webapp.runs.views_context import run_context
+
+
+def _get_run_for_user(request: HttpRequest, run_id: Any) -> Run:
+    return get_object_or_404(Run.objects.visible_to(request.user).select_related("problem"), id=run_id)
+
+
+def _start(run: Run) -> None:
+    transaction.on_commit(lambda: runner.enqueue(run.id))
+
+
+@login_required
+@require_POST
+def solve(request: HttpRequest, pk: int) -> HttpResponse:
+    problem = get_object_or_404(Problem.objects.visible_to(request.user), pk=pk)
+    form = SolveForm(request.POST)
+    if not form.is_valid():
+        errors = "; ".join(f"{name}: {' '.join(errs)}" for name, errs in form.errors.items())
+        messages.error(request, f"Not started: {errors}")
+        return redirect("problems:detail", pk=pk)
+    try:
+        check_can_start_run(request.user)
+    except LimitExceeded as exc:
+        messages.error(request, str(exc))
+        return redirect("problems:detail", pk=pk)
+    run_settings = form.settings_dict()
+    if run_settings.get("seed") is None:
+        run_settings["seed"] = random.SystemRandom().randrange(2**31)
+    try:
+        build_settings(run_settings)
+    except SettingsError as exc:
+        messages.error(request, f"Not started: {exc.field}: {exc.message}")
+        return redirect("problems:detail", pk=pk)
+    with transaction.atomic():
+        run = Run.objects.create(
+            problem=problem, user=request.user, settings=run_settings, seed=run_settings["seed"]
+        )
+        _start(run)
+    return redirect("runs:detail", run_id=run.id)
+
+
+@login_required
+def simulate(request: HttpRequest) -> HttpResponse:
+    form = SimulateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            check_can_start_run(request.user)
+        except LimitExceeded as exc:
+            form.add_error(None, str(exc))
+        else:
+            data = form.cleaned_data
+            run_settings = {
+                "k": 1,
+                "turns": 0,
+                "sims": 1,
+                "real": True,
+                "model": data.get("model") or "",
+                "mode": data["mode"],
+                "seed": random.SystemRandom().randrange(2**31),
+            }
+            with transaction.atomic():
+                run = Run.objects.create(
+                    kind="simulate",
+                    user=request.user,
+                    settings=run_settings,
+                    seed=run_settings["seed"],
+                    code=data["code"],
+                    code_input=data.get("code_input", ""),
+                )
+                _start(run)
+            return redirect("runs:detail", run_id=run.id)
+    return render(request, "runs/simulate.html", {"form": form})
+
+
+def _run_page(request: HttpRequest, run: Run, *, readonly: bool) -> HttpResponse:
+    reap_stale_runs()
+    run.refresh_from_db()
+    context = run_context(run, readonly=readonly)
+    query = f"?last_seq={run.last_seq}" + (f"&token={run.share_token}" if readonly else "")
+    context["ws_url"] = f"/ws/runs/{run.id}/{query}"
+    context["share_url"] = request.build_absolute_uri(reverse("runs:share", args=[run.share_token]))
+    return render(request, "runs/detail.html", context)
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, run_id: Any) -> HttpResponse:
+    return _run_page(request, _get_run_for_user(request, run_id), readonly=False)
+
+
+@require_GET
+def run_share(request: HttpRequest, token: str) -> HttpResponse:
+    run = get_object_or_404(Run.objects.select_related("problem"), share_token=token)
+    return _run_page(request, run, readonly=True)
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, run_id: Any) -> HttpResponse:
+    run = _get_run_for_user(request, run_id)
+    if run.status in DONE_STATUSES:
+        messages.info(request, "The run had already ended.")
+    else:
+        Run.objects.filter(id=run.id).update(cancel_requested=True)
+        cancel_signal.signal(run.id)
+        if run.status == Run.QUEUED and Run.objects.filter(id=run.id, status=Run.QUEUED).exists():
+            append_final(run.id, "run_cancelled", reason="cancelled before it started")
+        messages.info(request, "Cancelling the run.")
+    return redirect("runs:detail", run_id=run.id)
+
+
+@login_required
+@require_POST
+def run_retry(request: HttpRequest, run_id: Any) -> HttpResponse:
+    old = _get_run_for_user(request, run_id)
+    if old.status not in DONE_STATUSES:
+        messages.error(request, "Only an ended run can be retried.")
+        return redirect("runs:detail", run_id=old.id)
+    try:
+        check_can_start_run(request.user)
+    except LimitExceeded as exc:
+        messages.error(request, str(exc))
+        return redirect("runs:detail", run_id=old.id)
+    with transaction.atomic():
+        run = Run.objects.create(
+            kind=old.kind,
+            problem=old.problem,
+            user=request.user,
+            settings=old.settings,
+            seed=old.seed,
+            code=old.code,
+            code_input=old.code_input,
+            retry_of=old,
+        )
+        _start(run)
+    return redirect("runs:detail", run_id=run.id)
+
+
+def _export(run: Run) -> dict[str, Any]:
+    return {
+        "id": str(run.id),
+        "kind": run.kind,
+        "status": run.status,
+        "problem": run.core_problem().to_dict(),
+        "code": run.code or None,
+        "input": run.code_input or None,
+        "settings": run.settings,
+        "seed": run.seed,
+        "provenance": run.provenance,
+        "stages": run.stages,
+        "totals": run.totals,
+        "final": {"candidate": run.final_candidate, "code": run.final_code},
+        "error": run.error,
+        "created_at": run.created_at.isoformat(),
+        "events": [e.as_event_dict() for e in run.events.all()],
+    }
+
+
+@require_GET
+def run_export(request: HttpRequest, run_id: Any) -> HttpResponse:
+    token = request.GET.get("token")
+    if token:
+        run = get_object_or_404(Run, id=run_id, share_token=token)
+    elif request.user.is_authenticated:
+        run = _get_run_for_user(request, run_id)
+    else:
+        return redirect(f"{reverse('login')}?next={request.path}")
+    response = JsonResponse(_export(run), json_dumps_params={"ensure_ascii": False, "indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="run-{run.id}.json"'
+    return response
+
+
+@login_required
+@require_GET
+def run_list(request: HttpRequest) -> HttpResponse:
+    reap_stale_runs()
+    runs = Run.objects.visible_to(request.user).select_related("problem", "user")[:200]
+    return render(request, "runs/list.html", {"runs": runs})
+
+
+def _model_up(url: str) -> bool:
+    key = f"execsim:model-up:{url}"
+    cached = cache.get(key)
+    if cached is not None:
+        return bool(cached)
+    try:
+        up = httpx.get(f"{url}/models", timeout=1.0).status_code == 200
+    except httpx.HTTPError:
+        up = False
+    cache.set(key, int(up), timeout=5)
+    return up
+
+
+@require_GET
+def model_status(request: HttpRequest) -> HttpResponse:
+    """The status fragment (model, up or down, queue length); polled by htmx. Also reaps stale runs,
+    so a dead worker's run is marked failed while anyone has a page open."""
+    reap_stale_runs()
+    url = config.model_url()
+    context = {
+        "model": config.model_name(),
+        "model_url": url,
+        "up": _model_up(url),
+        "queued": Run.objects.filter(status=Run.QUEUED).count(),
+        "running": Run.objects.filter(status=Run.RUNNING).count(),
+    }
+    return render(request, "status/model_status.html", context)

@@ -1,0 +1,71 @@
+"""The context the run page and its fragments share (so a fragment renders as the page would).
+
+DOM ids (the live fragments target them): ``cand-{c}-text|code|badge``; ``sim-{c}-{t}-{s}`` for the
+simulations of candidate c on test t (sample s), and ``rsim-{turn}-{t}-{s}`` for those of the program
+after repair turn ``turn``; ``verdict-{c}-{t}`` and ``rverdict-{turn}-{t}``; ``repair-{turn}-text|body``.
+Test numbers are indices into the problem's tests (as in the events), not positions among public ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webapp.runs.models import Run
+
+
+def sim_dom(candidate: int, test: int, sample: int, turn: int = 0) -> str:
+    return f"sim-{candidate}-{test}-{sample}" if turn == 0 else f"rsim-{turn}-{test}-{sample}"
+
+
+def verdict_dom(candidate: int, test: int, turn: int = 0) -> str:
+    return f"verdict-{candidate}-{test}" if turn == 0 else f"rverdict-{turn}-{test}"
+
+
+def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
+    s = run.settings or {}
+    k, sims, turns = int(s.get("k", 1)), int(s.get("sims", 1)), int(s.get("turns", 0))
+    public = [(i, t) for i, t in enumerate(run.core_problem().tests) if t.public]
+    candidates = {c.index: c for c in run.candidates.all()}
+    simulations = {(x.turn, x.candidate, x.test, x.sample): x for x in run.simulations.all()}
+    verdicts = {(v.turn, v.candidate, v.test): v for v in run.verdicts.all()}
+    turns_by_no = {t.turn: t for t in run.repair_turns.all()}
+    chosen = run.selected.get("candidate") if run.selected else None
+
+    def sims_for(c: int | None, turn: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "t": i,
+                "test": test,
+                "samples": [
+                    {"s": n, "dom": sim_dom(c or 0, i, n, turn), "sim": simulations.get((turn, c, i, n))}
+                    for n in range(sims)
+                ],
+                "verdict": verdicts.get((turn, c, i)),
+                "verdict_dom": verdict_dom(c or 0, i, turn),
+            }
+            for i, test in public
+        ]
+
+    count = max(k, len(candidates))
+    cards = [{"c": c, "cand": candidates.get(c), "tests": sims_for(c, 0)} for c in range(count)]
+    matrix = [
+        {
+            "c": c,
+            "cells": [
+                {"t": i, "dom": verdict_dom(c, i), "verdict": verdicts.get((0, c, i))} for i, _ in public
+            ],
+        }
+        for c in range(count)
+    ]
+    numbers = sorted(set(range(1, turns + 1)) | set(turns_by_no))
+    repairs = [{"no": n, "turn": turns_by_no.get(n), "tests": sims_for(chosen, n)} for n in numbers]
+    return {
+        "run": run,
+        "readonly": readonly,
+        "cards": cards,
+        "public_tests": [t for _, t in public],
+        "matrix": matrix,
+        "repairs": repairs,
+        "executions": list(run.executions.all()),
+        "stages": sorted(run.stages.items()),
+    }

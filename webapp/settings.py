@@ -1,0 +1,185 @@
+"""Django settings, chosen by environment variables (docs/deploy.md lists them all).
+
+Two modes, never by editing this file:
+- embedded (no DATABASE_URL): SQLite in the data directory, an in-memory channel layer, an in-process
+  task runner; the SECRET_KEY is generated once and stored in the data directory.
+- production (DATABASE_URL set): PostgreSQL, Redis (REDIS_URL) for Channels, Celery and the cache;
+  SECRET_KEY must come from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from simulator import config
+from webapp.env import database_from_url, envbool, envfloat, envint, envlist
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = config.data_dir()
+
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+REDIS_URL = os.environ.get("REDIS_URL", "")
+PRODUCTION = bool(DATABASE_URL)
+
+
+def _secret_key() -> str:
+    key = os.environ.get("SECRET_KEY") or os.environ.get("DJANGO_SECRET_KEY")
+    if key:
+        return key
+    if PRODUCTION:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DATABASE_URL is (production mode)")
+    path = DATA_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = envbool("DEBUG", False)
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "webapp.accounts",
+    "webapp.problems",
+    "webapp.runs",
+    "webapp.explorer",
+    "webapp.annotation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+ASGI_APPLICATION = "webapp.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": False,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+if DATABASE_URL:
+    DATABASES = {"default": database_from_url(DATABASE_URL)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": DATA_DIR / "execsim.sqlite3",
+            # The in-process task runner writes from other threads: wait for the lock instead of failing.
+            "OPTIONS": {"timeout": 20},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+    }
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Celery (production): the broker is Redis; without REDIS_URL runs go to the in-process task runner.
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("EXECSIM_CELERY_QUEUE", "execsim")
+CELERY_TASK_ACKS_LATE = False  # a run whose worker died is marked failed and retried by the user
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+TASK_RUNNER = "celery" if REDIS_URL else "inprocess"
+INPROCESS_WORKERS = envint("EXECSIM_INPROCESS_WORKERS", 2, minimum=1)
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "problems:list"
+LOGOUT_REDIRECT_URL = "problems:list"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", DATA_DIR / "staticfiles"))
+# Serve /static/ from the ASGI app (embedded mode; production puts a web server or CDN in front).
+SERVE_STATIC = envbool("EXECSIM_SERVE_STATIC", not PRODUCTION)
+
+# Security: on by default in production (behind HTTPS), off in embedded mode (plain http on localhost).
+HTTPS = envbool("EXECSIM_HTTPS", PRODUCTION)
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_SSL_REDIRECT = HTTPS and envbool("EXECSIM_SSL_REDIRECT", True)
+SECURE_HSTS_SECONDS = envint("EXECSIM_HSTS_SECONDS", 31_536_000 if HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_HSTS_PRELOAD = HTTPS
+if envbool("EXECSIM_BEHIND_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# Limits (docs/webapp.md): every one is env-configurable and has a test.
+EXECSIM_MAX_CONCURRENT_RUNS = envint("EXECSIM_MAX_CONCURRENT_RUNS", 2, minimum=1)
+EXECSIM_RUNS_PER_MINUTE = envint("EXECSIM_RUNS_PER_MINUTE", 10, minimum=1)
+EXECSIM_MAX_CODE_CHARS = envint("EXECSIM_MAX_CODE_CHARS", 20_000, minimum=1)
+EXECSIM_MAX_STATEMENT_CHARS = envint("EXECSIM_MAX_STATEMENT_CHARS", 20_000, minimum=1)
+EXECSIM_MAX_TEST_CHARS = envint("EXECSIM_MAX_TEST_CHARS", 200_000, minimum=1)
+EXECSIM_MAX_TESTS = envint("EXECSIM_MAX_TESTS", 50, minimum=1)
+EXECSIM_MAX_K = envint("EXECSIM_MAX_K", 16, minimum=1)
+EXECSIM_MAX_TURNS = envint("EXECSIM_MAX_TURNS", 5, minimum=0)
+EXECSIM_MAX_SIMS = envint("EXECSIM_MAX_SIMS", 5, minimum=1)
+EXECSIM_MAX_UPLOAD_BYTES = envint("EXECSIM_MAX_UPLOAD_BYTES", 5_000_000, minimum=1)
+DATA_UPLOAD_MAX_MEMORY_SIZE = EXECSIM_MAX_UPLOAD_BYTES + 100_000
+FILE_UPLOAD_MAX_MEMORY_SIZE = EXECSIM_MAX_UPLOAD_BYTES + 100_000
+
+# Reliability: a running task touches Run.heartbeat_at this often; a run whose heartbeat is older than
+# EXECSIM_STALE_RUN_SECONDS is marked failed (checked when runs are read and by `manage.py reap_runs`).
+EXECSIM_HEARTBEAT_SECONDS = envfloat("EXECSIM_HEARTBEAT_SECONDS", 5.0, minimum=0.1)
+EXECSIM_STALE_RUN_SECONDS = envfloat("EXECSIM_STALE_RUN_SECONDS", 60.0, minimum=1.0)
+EXECSIM_CANCEL_GRACE_SECONDS = envfloat("EXECSIM_CANCEL_GRACE_SECONDS", 5.0, minimum=0.0)
+# The pipeline the task runs: the real one by default; tests point it at a scripted double.
+EXECSIM_PIPELINE = os.environ.get("EXECSIM_PIPELINE", "simulator.pipeline.run")
+EXECSIM_SIMULATE_PIPELINE = os.environ.get("EXECSIM_SIMULATE_PIPELINE", "simulator.pipeline.simulate_program")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
+}
