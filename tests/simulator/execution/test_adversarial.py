@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from sandbox_support import SMALL, VARIANTS, make_pool
+from tests.simulator.execution.sandbox_support import SMALL, VARIANTS, make_pool
 
 from simulator.execution import Pool, Program
 

@@ -7,7 +7,7 @@ import ast
 import json
 
 import pytest
-from sandbox_support import benchmark_file
+from tests.simulator.execution.sandbox_support import benchmark_file
 
 from simulator.execution import Pool, Program
 from simulator.execution.program import call_from_input

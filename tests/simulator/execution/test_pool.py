@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from sandbox_support import VARIANTS, make_pool
+from tests.simulator.execution.sandbox_support import VARIANTS, make_pool
 
 from simulator.execution import Pool, Program, SandboxError
 from simulator.execution import sandbox as sandbox_module

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from pipeline_doubles import DOUBLE_PROBLEM, RIGHT, collect, make_client, of_type
+from tests.simulator.pipeline.pipeline_doubles import DOUBLE_PROBLEM, RIGHT, collect, make_client, of_type
 
 from simulator.execution.program import Program
 from simulator.llm.testing import FakeModelServer, PipelineScript

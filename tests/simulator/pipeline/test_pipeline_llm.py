@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from pipeline_doubles import ExecutorDouble, collect
+from tests.simulator.pipeline.pipeline_doubles import ExecutorDouble, collect
 
 from simulator import config
 from simulator.llm.client import ChatClient

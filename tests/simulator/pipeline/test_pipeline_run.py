@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from pipeline_doubles import (
+from tests.simulator.pipeline.pipeline_doubles import (
     DOUBLE_PROBLEM,
     RIGHT,
     WRONG,
