@@ -1,0 +1,269 @@
+"""The annotation queue: items from a run's simulations, claims that two annotators never share, the
+claim timeout, live verification of edits, decisions, undo, agreement, adjudication and export."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test import override_settings
+from django.utils import timezone
+
+from simulator.execution import Program, SandboxError, run
+from tests.webapp.explorer.support import FIXED_5, WRONG_5
+from webapp.annotation import queue
+from webapp.annotation.enqueue import enqueue_run
+from webapp.annotation.export import export_records
+from webapp.annotation.models import Annotation, AnnotationItem
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _sandbox():
+    try:
+        run(Program(code="x = 1", stdin=""))
+    except SandboxError as exc:
+        pytest.skip(f"the sandbox is not available: {exc}")
+
+
+@pytest.fixture
+def items(sim_run):
+    report = enqueue_run(sim_run)
+    assert report.created == 2 and report.skipped == []
+    right = AnnotationItem.objects.get(simulation__test=0)
+    wrong = AnnotationItem.objects.get(simulation__test=1)
+    return right, wrong
+
+
+def test_enqueue_checks_each_simulation_against_its_real_trace(sim_run, items):
+    right, wrong = items
+    assert not right.divergent and wrong.divergent
+    assert wrong.original_check["first_false"]["text"] == "y becomes 7"
+    assert wrong.call == "add_one(5)" and wrong.model == "smollm2-test" and wrong.problem == sim_run.problem
+    assert enqueue_run(sim_run).created == 0  # idempotent
+
+
+def test_filters_narrow_the_queue(ann1, items):
+    right, wrong = items
+    assert list(queue.waiting_for(ann1, queue.Filters(divergent=True))) == [wrong]
+    assert queue.waiting_for(ann1, queue.Filters(model="other")).count() == 0
+    assert queue.waiting_for(ann1, queue.Filters(problem=right.problem_id)).count() == 2
+    assert queue.Filters.from_query({"divergent": "1", "model": "m", "problem": "3"}) == queue.Filters(
+        "m", 3, True
+    )
+
+
+def test_two_annotators_never_hold_the_same_item(ann1, ann2, items):
+    first = queue.claim_next(ann1)
+    second = queue.claim_next(ann2)
+    assert first is not None and second is not None and first.pk != second.pk
+    assert queue.claim_next(ann1).pk == first.pk  # asking again gives back the held item
+    assert not queue.claim(first, ann2)  # and it cannot be taken while held
+    third = queue.claim_next(ann2)
+    assert third.pk == second.pk
+
+
+def test_concurrent_claims_are_exclusive(django_user_model, sim_run):
+    from django.contrib.auth.models import Group
+
+    from webapp.runs.models import Simulation
+
+    for test in range(2, 6):  # 6 items in all
+        Simulation.objects.create(
+            run=sim_run, candidate=0, test=test % 2, sample=test, text=WRONG_5, done=True
+        )
+    enqueue_run(sim_run)
+    group = Group.objects.get_or_create(name="annotator")[0]
+    users = []
+    for i in range(10):
+        user = django_user_model.objects.create_user(f"racer{i}")
+        user.groups.add(group)
+        users.append(user)
+    barrier = threading.Barrier(len(users))
+    won: list[int | None] = []
+    lock = threading.Lock()
+
+    def race(user):
+        try:
+            barrier.wait()
+            item = queue.claim_next(user)
+            with lock:
+                won.append(item.pk if item else None)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=race, args=(u,)) for u in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    claimed = [pk for pk in won if pk is not None]
+    assert len(claimed) == len(set(claimed)) == AnnotationItem.objects.count() == 6
+    assert AnnotationItem.objects.filter(claimed_by__isnull=False).count() == 6
+
+
+@override_settings(EXECSIM_ANNOTATION_CLAIM_SECONDS=60)
+def test_a_claim_released_by_timeout_goes_back_to_the_queue(ann1, ann2, items):
+    held = queue.claim_next(ann1)
+    other = queue.claim_next(ann2)
+    assert queue.claim_next(django_user := ann2).pk == other.pk and django_user
+    AnnotationItem.objects.filter(pk=held.pk).update(claimed_at=timezone.now() - timedelta(seconds=61))
+    queue.submit(other, ann2, Annotation.REJECT, other.text)
+    taken = queue.claim_next(ann2)
+    assert taken.pk == held.pk and taken.claimed_by == ann2
+    with pytest.raises(queue.NotHeld):  # the first holder's late decision is refused
+        queue.submit(held, ann1, Annotation.ACCEPT, held.text)
+    assert queue.release_expired() == 0
+
+
+def test_an_edit_contradicting_the_trace_is_flagged_before_saving(client, ann1, items):
+    _, wrong = items
+    client.force_login(ann1)
+    page = client.get(f"/annotation/items/{wrong.pk}/").content.decode()
+    assert 'data-false="3"' in page and 'data-testid="review-divergence"' in page  # y, return, answer
+    flagged = client.post(
+        f"/annotation/items/{wrong.pk}/verify/", {"text": WRONG_5.replace("y becomes 7", "y becomes 8")}
+    )
+    body = flagged.content.decode()
+    assert 'data-testid="verdicts-flag"' in body and 'data-false="' in body and "y becomes 8" in body
+    assert 'data-passed="0"' in body
+    fixed = client.post(f"/annotation/items/{wrong.pk}/verify/", {"text": FIXED_5}).content.decode()
+    assert 'data-false="0"' in fixed and 'data-passed="1"' in fixed and 'data-testid="verdicts-ok"' in fixed
+    assert not Annotation.objects.exists()  # verifying saves nothing
+
+
+def test_accepting_a_fixed_text_records_a_passed_verification_and_edited_claims(client, ann1, items):
+    _, wrong = items
+    client.force_login(ann1)
+    client.get(f"/annotation/items/{wrong.pk}/")
+    response = client.post(f"/annotation/items/{wrong.pk}/decide/", {"decision": "accept", "text": FIXED_5})
+    assert response.status_code == 302 and response["Location"].startswith("/annotation/next/")
+    annotation = Annotation.objects.get()
+    assert annotation.passed and annotation.verification["false"] == 0
+    assert True in annotation.edited_claims and False in annotation.edited_claims
+    wrong.refresh_from_db()
+    assert wrong.status == AnnotationItem.DONE and wrong.decision == "accept" and wrong.claimed_by is None
+
+
+def test_skip_does_not_count_and_the_item_is_not_served_again(ann1, ann2, items):
+    item = queue.claim_next(ann1)
+    queue.submit(item, ann1, Annotation.SKIP, "")
+    item.refresh_from_db()
+    assert item.status == AnnotationItem.OPEN
+    assert queue.claim_next(ann1).pk != item.pk
+    assert queue.claim_next(ann2).pk == item.pk
+
+
+def test_undo_takes_back_the_last_decision_and_returns_the_item(client, ann1, items):
+    item = queue.claim_next(ann1)
+    queue.submit(item, ann1, Annotation.REJECT, item.text)
+    client.force_login(ann1)
+    response = client.post("/annotation/undo/")
+    assert response["Location"] == f"/annotation/items/{item.pk}/"
+    item.refresh_from_db()
+    assert not Annotation.objects.exists() and item.status == AnnotationItem.OPEN and item.claimed_by == ann1
+
+
+def test_disagreement_is_adjudicated_and_the_export_follows_staff(client, ann1, ann2, carol, sim_run):
+    enqueue_run(sim_run, required=2)
+    item = AnnotationItem.objects.get(simulation__test=1)
+    for user, decision, text in ((ann1, "accept", FIXED_5), (ann2, "reject", item.text)):
+        assert queue.claim(item, user)
+        queue.submit(item, user, decision, text)
+    item.refresh_from_db()
+    assert item.status == AnnotationItem.DISPUTED
+    assert list(export_records("all")) == []  # undecided: nothing exported
+
+    client.force_login(ann1)
+    stats = client.get("/annotation/agreement/").content.decode()
+    assert 'data-testid="decision-alpha">0.000<' in stats  # one unit, two categories: alpha = 0
+
+    client.force_login(carol)
+    assert f"/annotation/adjudication/{item.pk}/" in client.get("/annotation/adjudication/").content.decode()
+    chosen = Annotation.objects.get(annotator=ann1)
+    client.post(
+        f"/annotation/adjudication/{item.pk}/", {"decision": "accept", "chosen": chosen.pk, "text": ""}
+    )
+    [record] = export_records("verified")
+    assert (
+        record.decided_by == "adjudication" and record.adjudicator == "carol" and record.annotator == "ann1"
+    )
+    assert record.completion == FIXED_5 and record.verification["passed"] is True
+
+    client.post(f"/annotation/adjudication/{item.pk}/", {"decision": "reject"})
+    assert list(export_records("all")) == []  # staff changed their mind: the export follows
+
+
+def test_overall_agreement_uses_krippendorffs_alpha(ann1, ann2, sim_run):
+    from webapp.annotation.stats import overall_agreement
+
+    enqueue_run(sim_run, required=2)
+    right, wrong = (
+        AnnotationItem.objects.get(simulation__test=0),
+        AnnotationItem.objects.get(simulation__test=1),
+    )
+    for user in (ann1, ann2):
+        for item, decision, text in ((right, "accept", right.text), (wrong, "reject", wrong.text)):
+            queue.claim(item, user)
+            queue.submit(item, user, decision, text)
+    result = overall_agreement(AnnotationItem.objects.all())
+    assert result["items"] == 2 and result["decision_alpha"] == 1.0 and result["decision_agreement"] == 1.0
+    assert result["claim_agreement"] == 1.0  # nobody edited anything
+
+
+def test_export_command_writes_jsonl_filtered_by_verification(tmp_path, ann1, items):
+    right, wrong = items
+    for item, text in ((right, right.text), (wrong, WRONG_5)):  # the wrong one accepted uncorrected
+        queue.claim(item, ann1)
+        queue.submit(item, ann1, Annotation.ACCEPT, text)
+    out = tmp_path / "export.jsonl"
+    call_command("export_annotations", "--out", str(out), stderr=io.StringIO())
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 1 and records[0]["item"] == right.pk
+    record = records[0]
+    assert record["verification"]["passed"] is True and record["annotator"] == "ann1"
+    assert record["model"] == "smollm2-test" and record["source_run"] == str(right.run_id)
+    assert "assert add_one(1) == ??" in record["prompt"] and record["completion"] == right.text
+    call_command("export_annotations", "--out", str(out), "--status", "all", stderr=io.StringIO())
+    assert len(out.read_text().splitlines()) == 2
+    call_command("export_annotations", "--out", str(out), "--status", "unverified", stderr=io.StringIO())
+    [unverified] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert unverified["verification"]["passed"] is False and unverified["verification"]["first_false"]
+
+
+def test_export_page_is_for_staff(client, ann1, carol, items):
+    client.force_login(ann1)
+    assert client.get("/annotation/export.jsonl").status_code == 403
+    client.force_login(carol)
+    response = client.get("/annotation/export.jsonl?status=all")
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/jsonl")
+    assert client.get("/annotation/export.jsonl?status=bogus").status_code == 400
+
+
+def test_roles_guard_the_queue(client, alice, ann1, items):
+    assert client.get("/annotation/").status_code == 302  # logged out: to the login page
+    client.force_login(alice)  # a developer
+    assert client.get("/annotation/").status_code == 403
+    client.force_login(ann1)
+    page = client.get("/annotation/").content.decode()
+    assert 'data-testid="queue-waiting">2<' in page
+
+
+def test_staff_add_a_runs_simulations_from_the_queue_page(client, carol, sim_run):
+    client.force_login(carol)
+    client.post("/annotation/enqueue/", {"run": str(sim_run.id)})
+    assert AnnotationItem.objects.count() == 2
+    client.post("/annotation/enqueue/", {"run": "not-a-uuid"})
+    assert AnnotationItem.objects.count() == 2
+
+
+def test_enqueue_command(sim_run):
+    out = io.StringIO()
+    call_command("enqueue_annotations", str(sim_run.id), stdout=out)
+    assert "2 added" in out.getvalue() and AnnotationItem.objects.count() == 2

@@ -1,0 +1,214 @@
+"""Claiming queue items so that two annotators never hold the same one, and recording decisions.
+
+An item is *free* when nobody holds it or its holder's claim is older than ``claim_seconds()`` (the
+claim timed out: it goes back to the queue without any sweeper). Claiming is a row lock taken with
+``SELECT ... FOR UPDATE SKIP LOCKED`` (concurrent annotators skip each other's candidates) followed by
+a conditional ``UPDATE ... WHERE <still free>``: the update changes one row only if nobody claimed it
+in between, so at most one claimer ever wins, on any database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from simulator.agreement import edited_spans
+from simulator.annotations import verify
+from webapp.annotation.models import Adjudication, Annotation, AnnotationItem
+from webapp.explorer.conf import claim_seconds
+
+
+class NotHeld(Exception):
+    """The item is held by someone else (or already has enough annotations)."""
+
+
+@dataclass
+class Filters:
+    model: str = ""
+    problem: int | None = None
+    divergent: bool = False
+
+    @classmethod
+    def from_query(cls, query: Any) -> Filters:
+        problem = query.get("problem") or ""
+        return cls(
+            model=query.get("model", "") or "",
+            problem=int(problem) if str(problem).isdigit() else None,
+            divergent=query.get("divergent") in ("1", "on", "true"),
+        )
+
+    def apply(self, items: QuerySet[AnnotationItem]) -> QuerySet[AnnotationItem]:
+        if self.model:
+            items = items.filter(model=self.model)
+        if self.problem is not None:
+            items = items.filter(problem_id=self.problem)
+        if self.divergent:
+            items = items.filter(divergent=True)
+        return items
+
+    def query(self) -> str:
+        parts = []
+        if self.model:
+            parts.append(("model", self.model))
+        if self.problem is not None:
+            parts.append(("problem", str(self.problem)))
+        if self.divergent:
+            parts.append(("divergent", "1"))
+        from urllib.parse import urlencode
+
+        return urlencode(parts)
+
+
+def cutoff(now: datetime | None = None) -> datetime:
+    return (now or timezone.now()) - timedelta(seconds=claim_seconds())
+
+
+def free(now: datetime | None = None) -> Q:
+    return Q(claimed_by__isnull=True) | Q(claimed_at__lt=cutoff(now))
+
+
+def waiting_for(user: Any, filters: Filters | None = None) -> QuerySet[AnnotationItem]:
+    """Open items ``user`` has not annotated (or skipped) yet, filtered."""
+    items = AnnotationItem.objects.filter(status=AnnotationItem.OPEN).exclude(annotations__annotator=user)
+    return (filters or Filters()).apply(items)
+
+
+def holds(item: AnnotationItem, user: Any) -> bool:
+    return item.claimed_by_id == user.pk and item.claimed_at is not None and item.claimed_at >= cutoff()
+
+
+def claim(item: AnnotationItem, user: Any) -> bool:
+    """Claim (or renew the claim on) ``item`` for ``user``: True unless someone else holds it."""
+    now = timezone.now()
+    updated = AnnotationItem.objects.filter(
+        Q(pk=item.pk) & (free(now) | Q(claimed_by=user)) & Q(status=AnnotationItem.OPEN)
+    ).update(claimed_by=user, claimed_at=now)
+    if updated:
+        item.claimed_by, item.claimed_at = user, now
+    return bool(updated)
+
+
+def claim_next(user: Any, filters: Filters | None = None) -> AnnotationItem | None:
+    """The item ``user`` already holds, else the first free waiting item, claimed; None when empty."""
+    mine = waiting_for(user, filters).filter(claimed_by=user, claimed_at__gte=cutoff()).first()
+    if mine is not None:
+        return mine
+    for _ in range(10):  # lost a race: another annotator took the row between SELECT and UPDATE
+        now = timezone.now()
+        with transaction.atomic():
+            item = (
+                waiting_for(user, filters)
+                .filter(free(now))
+                .order_by("id")
+                .select_for_update(skip_locked=True, of=("self",))
+                .first()
+            )
+            if item is None:
+                return None
+            if claim(item, user):
+                return item
+    return None
+
+
+def release(item: AnnotationItem, user: Any) -> None:
+    AnnotationItem.objects.filter(pk=item.pk, claimed_by=user).update(claimed_by=None, claimed_at=None)
+
+
+def release_expired() -> int:
+    """Clear timed-out claims (they are already free for claiming; this only tidies the display)."""
+    return AnnotationItem.objects.filter(claimed_at__lt=cutoff()).update(claimed_by=None, claimed_at=None)
+
+
+def refresh_status(item: AnnotationItem) -> None:
+    """open / done / disputed from the counted annotations (adjudicated items keep staff's decision)."""
+    if item.status == AnnotationItem.ADJUDICATED:
+        return
+    decisions = list(item.counted().values_list("decision", flat=True))
+    if len(decisions) < item.required:
+        item.status, item.decision = AnnotationItem.OPEN, ""
+    elif len(set(decisions)) == 1:
+        item.status, item.decision = AnnotationItem.DONE, decisions[0]
+    else:
+        item.status, item.decision = AnnotationItem.DISPUTED, ""
+    item.save(update_fields=["status", "decision"])
+
+
+def submit(item: AnnotationItem, user: Any, decision: str, text: str) -> Annotation:
+    """Record ``user``'s decision on ``item`` (which they must hold, or be able to claim now): the
+    text is verified against the real trace, and for each claim of the model's text whether it was
+    edited. Raises NotHeld when another annotator holds the item."""
+    if decision not in (Annotation.ACCEPT, Annotation.REJECT, Annotation.SKIP):
+        raise ValueError(f"unknown decision {decision!r}")
+    with transaction.atomic():
+        locked = AnnotationItem.objects.select_for_update().get(pk=item.pk)
+        if not holds(locked, user) and not claim(locked, user):
+            raise NotHeld("another annotator holds this item")
+        if locked.annotations.filter(annotator=user).exists():
+            raise NotHeld("you have already annotated this item")
+        if decision == Annotation.SKIP:
+            summary, edited = {}, []
+        else:
+            summary = verify(text, locked.core_trace(), locked.code).summary()
+            spans = [tuple(span) for span in locked.original_check.get("spans", [])]
+            edited = edited_spans(locked.text, text, spans)
+        annotation = Annotation.objects.create(
+            item=locked,
+            annotator=user,
+            decision=decision,
+            text=text,
+            verification=summary,
+            edited_claims=edited,
+        )
+        locked.claimed_by, locked.claimed_at = None, None
+        locked.save(update_fields=["claimed_by", "claimed_at"])
+        refresh_status(locked)
+    return annotation
+
+
+def undo(user: Any) -> AnnotationItem | None:
+    """Take back ``user``'s latest annotation (not on an adjudicated item) and give them the item
+    back if nobody else holds it. Returns the item, or None when there is nothing to undo."""
+    with transaction.atomic():
+        last = (
+            Annotation.objects.select_for_update()
+            .filter(annotator=user)
+            .exclude(item__status=AnnotationItem.ADJUDICATED)
+            .order_by("-created_at", "-id")
+            .first()
+        )
+        if last is None:
+            return None
+        item = last.item
+        last.delete()
+        refresh_status(item)
+        claim(item, user)
+    return item
+
+
+def adjudicate(
+    item: AnnotationItem, staff: Any, decision: str, text: str, chosen: Annotation | None, note: str = ""
+) -> Adjudication:
+    """Staff's final decision: replaces any earlier adjudication; the export follows it."""
+    if decision not in (Annotation.ACCEPT, Annotation.REJECT):
+        raise ValueError("decide accept or reject")
+    summary = verify(text, item.core_trace(), item.code).summary() if decision == Annotation.ACCEPT else {}
+    with transaction.atomic():
+        Adjudication.objects.filter(item=item).delete()
+        adjudication = Adjudication.objects.create(
+            item=item,
+            adjudicator=staff,
+            decision=decision,
+            chosen=chosen,
+            text=text,
+            verification=summary,
+            note=note,
+        )
+        item.status, item.decision = AnnotationItem.ADJUDICATED, decision
+        item.claimed_by = item.claimed_at = None
+        item.save(update_fields=["status", "decision", "claimed_by", "claimed_at"])
+    return adjudication

@@ -1,0 +1,260 @@
+"""Annotation pages: the queue (filters, claim next), the review screen (the model's NLEX checked
+claim by claim, the real trace beside it, the editable text re-verified as it is typed), undo,
+staff adjudication of disagreements, agreement figures and the JSONL export."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from simulator.annotations import STATUSES, verify
+from webapp.annotation import queue
+from webapp.annotation.enqueue import enqueue_run
+from webapp.annotation.export import write_jsonl
+from webapp.annotation.models import Annotation, AnnotationItem
+from webapp.annotation.stats import item_agreement, overall_agreement
+from webapp.explorer.conf import claim_seconds
+from webapp.explorer.context import viewer_context
+from webapp.explorer.marks import marked_html
+from webapp.explorer.roles import has_role
+from webapp.problems.models import Problem
+from webapp.runs.models import Run
+
+
+def role_required(*roles: str) -> Callable[..., Any]:
+    """Logged in and in one of ``roles`` (staff always); others get a 403 page that says why."""
+
+    def wrap(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @login_required
+        @wraps(view)
+        def inner(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not has_role(request.user, *roles):
+                return render(request, "annotation/forbidden.html", {"roles": roles}, status=403)
+            return view(request, *args, **kwargs)
+
+        return inner
+
+    return wrap
+
+
+annotator_required = role_required("annotator")
+staff_required = role_required("staff")
+
+
+def _posted_text(request: HttpRequest, default: str = "") -> str:
+    """A textarea's text with the browser's CRLF line ends back to LF (claims keep their offsets)."""
+    return request.POST.get("text", default).replace("\r\n", "\n")
+
+
+def _next_url(filters: queue.Filters) -> str:
+    query = filters.query()
+    return reverse("annotation:next") + (f"?{query}" if query else "")
+
+
+@annotator_required
+def queue_page(request: HttpRequest) -> HttpResponse:
+    queue.release_expired()
+    filters = queue.Filters.from_query(request.GET)
+    items = filters.apply(AnnotationItem.objects.select_related("claimed_by", "problem"))
+    waiting = queue.waiting_for(request.user, filters)
+    context = {
+        "filters": filters,
+        "items": items.order_by("status", "id")[:100],
+        "waiting": waiting.count(),
+        "free": waiting.filter(queue.free()).count(),
+        "models": AnnotationItem.objects.order_by("model").values_list("model", flat=True).distinct(),
+        "problems": Problem.objects.filter(annotation_items__isnull=False).distinct(),
+        "next_url": _next_url(filters),
+        "claim_minutes": claim_seconds() // 60,
+        "is_staff": has_role(request.user, "staff"),
+        "disputed": AnnotationItem.objects.filter(status=AnnotationItem.DISPUTED).count(),
+    }
+    return render(request, "annotation/queue.html", context)
+
+
+@annotator_required
+@require_GET
+def next_item(request: HttpRequest) -> HttpResponse:
+    filters = queue.Filters.from_query(request.GET)
+    item = queue.claim_next(request.user, filters)
+    if item is None:
+        messages.info(request, "Nothing left to review with these filters.")
+        query = filters.query()
+        return redirect(reverse("annotation:queue") + (f"?{query}" if query else ""))
+    query = filters.query()
+    return redirect(reverse("annotation:review", args=[item.pk]) + (f"?{query}" if query else ""))
+
+
+def _verdicts_context(item: AnnotationItem, text: str) -> dict[str, Any]:
+    verification = verify(text, item.core_trace(), item.code)
+    return {"check": verification, "marked": marked_html(text, verification.marks)}
+
+
+@annotator_required
+@require_GET
+def review(request: HttpRequest, pk: int) -> HttpResponse:
+    item = get_object_or_404(AnnotationItem, pk=pk)
+    filters = queue.Filters.from_query(request.GET)
+    if item.status != AnnotationItem.OPEN:
+        messages.info(request, f"Item {item.pk} is already {item.status}.")
+        return redirect("annotation:queue")
+    if item.annotations.filter(annotator=request.user).exists():
+        messages.info(request, f"You have already annotated item {item.pk}.")
+        return redirect(_next_url(filters))
+    if not queue.claim(item, request.user):
+        messages.error(request, f"Item {item.pk} is being reviewed by someone else.")
+        return redirect("annotation:queue")
+    context = viewer_context(item.core_trace(), item.program(), model_text=item.text)
+    context.update(_verdicts_context(item, item.text))
+    context.update(
+        {
+            "item": item,
+            "filters_query": filters.query(),
+            "claim_minutes": claim_seconds() // 60,
+            "done_count": Annotation.objects.filter(annotator=request.user).count(),
+            "can_undo": Annotation.objects.filter(annotator=request.user)
+            .exclude(item__status=AnnotationItem.ADJUDICATED)
+            .exists(),
+        }
+    )
+    return render(request, "annotation/review.html", context)
+
+
+@annotator_required
+@require_POST
+def verify_text(request: HttpRequest, pk: int) -> HttpResponse:
+    """htmx: the claim verdicts of the text as edited so far (nothing is saved)."""
+    item = get_object_or_404(AnnotationItem, pk=pk)
+    return render(request, "annotation/_verdicts.html", _verdicts_context(item, _posted_text(request)))
+
+
+@annotator_required
+@require_POST
+def decide(request: HttpRequest, pk: int) -> HttpResponse:
+    item = get_object_or_404(AnnotationItem, pk=pk)
+    filters = queue.Filters.from_query(request.GET)
+    decision = request.POST.get("decision", "")
+    text = _posted_text(request, item.text)
+    try:
+        annotation = queue.submit(item, request.user, decision, text)
+    except queue.NotHeld as exc:
+        messages.error(request, f"Not saved: {exc}.")
+        return redirect("annotation:queue")
+    except ValueError as exc:
+        messages.error(request, f"Not saved: {exc}.")
+        return redirect(reverse("annotation:review", args=[item.pk]))
+    if decision == Annotation.ACCEPT and not annotation.passed:
+        false = annotation.verification.get("false", 0)
+        messages.warning(
+            request,
+            f"Item {item.pk} accepted, but {false} claim(s) contradict the real execution: it is exported "
+            "only with --status unverified/all.",
+        )
+    else:
+        messages.success(request, f"Item {item.pk}: {decision}.")
+    return redirect(_next_url(filters))
+
+
+@annotator_required
+@require_POST
+def undo(request: HttpRequest) -> HttpResponse:
+    item = queue.undo(request.user)
+    if item is None:
+        messages.info(request, "Nothing to undo.")
+        return redirect("annotation:queue")
+    messages.info(request, f"Undone: item {item.pk} is back for review.")
+    return redirect("annotation:review", pk=item.pk)
+
+
+@staff_required
+@require_POST
+def enqueue(request: HttpRequest) -> HttpResponse:
+    run = (
+        Run.objects.filter(id=request.POST.get("run", "").strip()).first()
+        if _uuid(request.POST.get("run"))
+        else None
+    )
+    if run is None:
+        messages.error(request, "No run with that id.")
+        return redirect("annotation:queue")
+    report = enqueue_run(run)
+    messages.success(
+        request, f"Added {report.created} simulation(s) to the queue; skipped {len(report.skipped)}."
+    )
+    return redirect("annotation:queue")
+
+
+def _uuid(value: Any) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(str(value).strip())
+    except ValueError:
+        return False
+    return True
+
+
+@staff_required
+@require_GET
+def adjudication_list(request: HttpRequest) -> HttpResponse:
+    status = request.GET.get("status", AnnotationItem.DISPUTED)
+    items = AnnotationItem.objects.filter(status=status).prefetch_related("annotations__annotator")
+    rows = [{"item": item, "agreement": item_agreement(item)} for item in items[:200]]
+    return render(request, "annotation/adjudication_list.html", {"rows": rows, "status": status})
+
+
+@staff_required
+def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
+    item = get_object_or_404(AnnotationItem, pk=pk)
+    annotations = list(item.annotations.exclude(decision=Annotation.SKIP).select_related("annotator"))
+    if request.method == "POST":
+        decision = request.POST.get("decision", "")
+        chosen = next((a for a in annotations if str(a.pk) == request.POST.get("chosen")), None)
+        text = _posted_text(request) or (chosen.text if chosen else item.text)
+        try:
+            queue.adjudicate(item, request.user, decision, text, chosen, request.POST.get("note", ""))
+        except ValueError as exc:
+            messages.error(request, f"Not saved: {exc}.")
+            return redirect("annotation:adjudicate", pk=item.pk)
+        messages.success(request, f"Item {item.pk} adjudicated: {decision}.")
+        return redirect("annotation:adjudication")
+    rows = []
+    for a in annotations:
+        check = verify(a.text, item.core_trace(), item.code)
+        rows.append({"annotation": a, "marked": marked_html(a.text, check.marks), "check": check})
+    context = viewer_context(item.core_trace(), item.program(), model_text=item.text)
+    context.update({"item": item, "rows": rows, "agreement": item_agreement(item)})
+    return render(request, "annotation/adjudicate.html", context)
+
+
+@annotator_required
+@require_GET
+def stats(request: HttpRequest) -> HttpResponse:
+    items = AnnotationItem.objects.prefetch_related("annotations")
+    overall = overall_agreement(items)
+    counts = {s: AnnotationItem.objects.filter(status=s).count() for s, _ in AnnotationItem.STATUSES}
+    return render(request, "annotation/stats.html", {"overall": overall, "counts": counts})
+
+
+@staff_required
+@require_GET
+def export(request: HttpRequest) -> HttpResponse:
+    status = request.GET.get("status", "verified")
+    if status not in STATUSES:
+        return HttpResponse(
+            f"status must be one of {', '.join(STATUSES)}", status=400, content_type="text/plain"
+        )
+    out = io.StringIO()
+    write_jsonl(out, status)
+    response = HttpResponse(out.getvalue(), content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="annotations-{status}.jsonl"'
+    return response

@@ -1,0 +1,130 @@
+"""Explorer pages: paste code (or open a candidate of a run) -> a saved trace with a permalink; the
+step-through page, its presentation mode, and a read-only view that other sites may frame."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.http import require_GET
+
+from webapp.explorer.conf import explorer_max_steps
+from webapp.explorer.context import viewer_context
+from webapp.explorer.forms import ExploreForm
+from webapp.explorer.models import Trace
+from webapp.explorer.programs import NoProgram, program_for_run, traced
+from webapp.runs.models import Run, Simulation
+
+
+def _save(owner: Any, program: Any, **fields: Any) -> Trace:
+    """Run ``program`` traced (capped) and save it; user-code failures are saved too (they are data)."""
+    cap = explorer_max_steps()
+    result = traced(program, cap)
+    exception = result.exception
+    return Trace.objects.create(
+        owner=owner,
+        code=program.code,
+        mode="stdin" if program.stdin is not None else "call",
+        call_input=program.stdin if program.stdin is not None else (program.call or ""),
+        status=result.status,
+        result={
+            "value": result.value,
+            "stdout": result.stdout,
+            "message": result.message,
+            "exception": None
+            if exception is None
+            else {"type": exception.type, "message": exception.message},
+        },
+        trace=result.trace.to_dict() if result.trace is not None else {},
+        max_steps=cap,
+        **fields,
+    )
+
+
+@login_required
+def explore_new(request: HttpRequest) -> HttpResponse:
+    form = ExploreForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        trace = _save(
+            request.user,
+            Trace(code=data["code"], mode=data["mode"], call_input=data["call_input"]).program(),
+            title=data.get("title", ""),
+            model_text=data.get("model_text", ""),
+        )
+        return redirect("explorer:view", slug=trace.slug)
+    mine = Trace.objects.filter(owner=request.user)[:20]
+    return render(request, "explorer/new.html", {"form": form, "mine": mine})
+
+
+@login_required
+def explore_run(request: HttpRequest, run_id: Any) -> HttpResponse:
+    """Pick a candidate and a test of a run; POST opens (or reopens) its real trace."""
+    run = get_object_or_404(Run.objects.visible_to(request.user), id=run_id)
+    if request.method == "POST":
+        try:
+            candidate, test = int(request.POST["candidate"]), int(request.POST["test"])
+            turn = int(request.POST.get("turn", 0))
+            program = program_for_run(run, candidate, test, turn)
+        except (KeyError, ValueError, NoProgram) as exc:
+            messages.error(request, f"Cannot open that trace: {exc}")
+            return redirect("explorer:run", run_id=run.id)
+        existing = Trace.objects.filter(
+            owner=request.user, run=run, candidate=candidate, test=test, code=program.code
+        ).first()
+        if existing is not None:
+            return redirect("explorer:view", slug=existing.slug)
+        simulation = Simulation.objects.filter(run=run, candidate=candidate, test=test, turn=turn).first()
+        title = run.problem.title if run.problem else "Simulate my code"
+        trace = _save(
+            request.user,
+            program,
+            title=f"{title}: candidate {candidate}, test {test}",
+            model_text=simulation.text if simulation is not None else "",
+            model_name=str(run.provenance.get("model") or run.settings.get("model") or ""),
+            run=run,
+            candidate=candidate,
+            test=test,
+        )
+        return redirect("explorer:view", slug=trace.slug)
+    core = run.core_problem()
+    tests = [(i, t) for i, t in enumerate(core.tests) if t.public]
+    candidates = [c for c in run.candidates.all() if c.code] if run.kind != "simulate" else []
+    return render(
+        request,
+        "explorer/run.html",
+        {"run": run, "tests": tests, "candidates": candidates, "simulate": run.kind == "simulate"},
+    )
+
+
+def _context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
+    context = viewer_context(trace.core_trace(), trace.program(), model_text=trace.model_text)
+    context.update(
+        {
+            "saved": trace,
+            "permalink": request.build_absolute_uri(reverse("explorer:view", args=[trace.slug])),
+            "embed_url": request.build_absolute_uri(reverse("explorer:embed", args=[trace.slug])),
+            "present": request.GET.get("present") == "1",
+        }
+    )
+    return context
+
+
+@require_GET
+def explore_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """The permalink: anyone holding the (unguessable) link may view it."""
+    trace = get_object_or_404(Trace, slug=slug)
+    return render(request, "explorer/view.html", _context(request, trace))
+
+
+@require_GET
+@xframe_options_exempt
+def explore_embed(request: HttpRequest, slug: str) -> HttpResponse:
+    """Read-only, no navigation, and the one view other sites may put in an iframe."""
+    trace = get_object_or_404(Trace, slug=slug)
+    return render(request, "explorer/embed.html", _context(request, trace))
