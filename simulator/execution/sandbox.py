@@ -13,6 +13,8 @@ What is protected (each is tested in tests/simulator/execution/test_adversarial.
   only the sandbox), network (no interface but a down ``lo``: loopback services of the host are out of reach),
   ipc, uts, cgroup, mount (read-only root, private size-capped /tmp, minimal /dev, own /proc).
 - A cleared environment (``--clearenv``): the host's variables never reach the program.
+- The data directory (embedded database, secret key, model weights and caches) is hidden behind an empty
+  tmpfs, also where it lies inside the rebound project folder.
 - Per program, in the child: rlimits on address space, CPU time, file size, processes, open files, no core
   files; a seccomp filter making socket/socketpair/io_uring_setup/ptrace fail with EPERM; a fresh working
   directory; fixed hash seed and ``random.seed(0)``; the wall clock enforced by the worker, stdout/stderr
@@ -37,6 +39,8 @@ import shutil
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from simulator import config
 
 NOBODY = 65534
 HIDDEN_DIRS = ("/root", "/home", "/run", "/var/tmp")
@@ -102,6 +106,11 @@ def _hide_and_rebind(paths: list[str], tmp_size: int | None) -> list[str]:
     return args
 
 
+def _hide_private_data() -> list[str]:
+    """bwrap arguments masking the data directory, which holds the app's secrets and user data."""
+    return ["--tmpfs", str(config.data_dir())]
+
+
 def worker_command(
     limits: Limits,
     *,
@@ -134,6 +143,7 @@ def worker_command(
         "--dev", "/dev",
         "--proc", "/proc",
         *_hide_and_rebind(paths, limits.tmp_size_mb * 1024 * 1024),
+        *_hide_private_data(),
         "--clearenv",
         "--setenv", "PYTHONHASHSEED", "0",
         "--setenv", "PYTHONPATH", str(PROJECT_ROOT),

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from tests.simulator.execution.sandbox_support import SMALL, VARIANTS, make_pool
 
+from simulator import config
 from simulator.execution import Pool, Program
 
 SECRET = f"execsim-secret-{uuid.uuid4().hex}"
@@ -148,6 +149,24 @@ def test_parent_secrets_are_out_of_reach(pool: Pool) -> None:
     assert "EXECSIM_TEST_SECRET" not in result.stdout
     assert int(result.stdout.split()[0]) <= 4  # bwrap's init, the worker, the program: no host process
     assert_healthy(pool)
+
+
+def test_the_data_directory_is_hidden(pool: Pool) -> None:
+    """The embedded database and secret key live in the data directory: the program sees it empty."""
+    secret_file = config.data_dir() / f"execsim-private-{uuid.uuid4().hex}"
+    secret_file.write_text(SECRET)
+    secret_file.chmod(0o644)  # readable by anyone on the host: only the sandbox's view protects it
+    try:
+        code = (
+            f"import os\nprint(os.listdir({str(config.data_dir())!r}))\n"
+            f"try:\n    print(open({str(secret_file)!r}).read())\nexcept OSError as exc:\n    print('refused')\n"
+        )
+        result = run(pool, code)
+    finally:
+        secret_file.unlink()
+    assert result.status == "ok", result.message
+    assert result.stdout.split("\n")[:2] == ["[]", "refused"]
+    assert SECRET not in result.stdout
 
 
 def test_writing_outside_the_temporary_directory_fails(pool: Pool) -> None:
