@@ -1,0 +1,94 @@
+"""``execsim eval TASK --data FILE``: run a benchmark against the configured model server.
+
+Writes results.json, report.md and PNG plots to --out (default ./out/eval-TASK), resumes from the
+request cache there, and prints ``TASK n=N metric=value ...`` as its last line. The server is the one
+EXECSIM_MODEL_URL / EXECSIM_MODEL_NAME name (default: the local ``execsim model serve``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from simulator import config
+from simulator.cli import EXIT_FAILED, UsageError
+from simulator.evaluation import TASKS
+from simulator.evaluation.harness import Settings, final_line, run
+from simulator.evaluation.requests import HttpChat
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("eval", help="evaluate the model on a benchmark")
+    parser.add_argument("task", choices=sorted(TASKS), metavar="TASK", help=", ".join(sorted(TASKS)))
+    parser.add_argument("--data", type=Path, required=True, help="benchmark file (shared/benchmarks formats)")
+    parser.add_argument("--limit", type=int, help="evaluate the first N items only")
+    parser.add_argument("--n", type=int, default=1, help="samples per item (default 1)")
+    parser.add_argument("--k", type=int, default=1, help="also report pass@k / Best@k (k <= n)")
+    parser.add_argument("--prompt", choices=["direct", "nlex"], default="direct")
+    parser.add_argument("--temperature", type=float, help="default: 0 for --n 1, else 0.8")
+    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (default 8)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, help="output folder (default ./out/eval-TASK)")
+    parser.set_defaults(handler=_eval)
+
+
+def _eval(args: argparse.Namespace) -> int:
+    module_name = TASKS[args.task]
+    if module_name is None:
+        raise UsageError(
+            f"task {args.task!r} is not implemented yet (implemented: cruxeval-o, mbpp, codejam)"
+        )
+    if not args.data.is_file():
+        raise UsageError(f"--data {args.data}: no such file")
+    if args.n < 1 or args.k < 1 or args.k > args.n:
+        raise UsageError("need 1 <= --k <= --n")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    settings = Settings(
+        task=args.task,
+        data=args.data,
+        out=args.out or Path("out") / f"eval-{args.task}",
+        limit=args.limit,
+        n=args.n,
+        k=args.k,
+        prompt=args.prompt,
+        temperature=args.temperature,
+        concurrency=args.concurrency,
+        seed=args.seed,
+    )
+    module = importlib.import_module(module_name)
+    try:
+        items_check = module.load(args.data)
+    except (ValueError, KeyError) as exc:
+        raise UsageError(f"--data {args.data}: {exc}") from None
+    if not items_check:
+        raise UsageError(f"--data {args.data}: no items")
+    backend = HttpChat(config.model_url(), config.model_name(), config.model_api_key())
+    console = Console(stderr=True)
+    columns = (TextColumn(args.task), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as bar:
+        job = bar.add_task(args.task, total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(job, completed=done, total=total)
+
+        async def go() -> dict:
+            try:
+                return await run(settings, (module.load, module.evaluate), backend, progress)
+            finally:
+                await backend.aclose()
+
+        try:
+            record = asyncio.run(go())
+        except Exception as exc:  # the server went away, or answered garbage: say so, keep the cache
+            console.print(f"[red]eval failed:[/] {type(exc).__name__}: {exc}")
+            console.print(f"rerun the same command to resume from {settings.out / 'requests.jsonl'}")
+            return EXIT_FAILED
+    console.print(f"wrote {settings.out}/results.json, report.md, plots")
+    print(final_line(record), flush=True)
+    return 0

@@ -1,0 +1,100 @@
+"""CRUXEval-O: predict ``f(input)`` for a small Python function, scored by execution (see ``scoring``).
+
+Two prompts: ``direct`` (answer at once, CRUXEval's [PYTHON]/[ANSWER] format, one worked example
+given as an earlier chat turn) and ``nlex`` (first narrate the execution step by step, then answer).
+Each item gets ``n`` samples in one request (``n=`` in the API); pass@1 and pass@k use the unbiased
+estimator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from simulator.evaluation.harness import Context, TaskResult
+from simulator.evaluation.metrics import estimate_pass_at_k
+from simulator.evaluation.scoring import cruxeval_passes, extract_answer
+
+INSTRUCTION = {
+    "direct": (
+        "You are given a Python function and an assertion containing an input to the function. Complete "
+        "the assertion with a literal (no unsimplified expressions, no function calls) containing the "
+        "output when executing the provided code on the given input, even if the function is incorrect "
+        "or incomplete. Answer with the full assertion in [ANSWER] and [/ANSWER] tags."
+    ),
+    "nlex": (
+        "You are given a Python function and an assertion containing an input to the function. Simulate "
+        "the execution step by step in [THOUGHT] and [/THOUGHT] tags: for each line that runs, say what "
+        "it does and the values of the variables it changes. Then answer with the full assertion, its "
+        "output completed with a literal, in [ANSWER] and [/ANSWER] tags."
+    ),
+}
+EXAMPLE_CALL = "f('hi')"
+EXAMPLE_CODE = "def f(s):\n    s = s + s\n    return 'b' + s + 'a'"
+EXAMPLE_ANSWER = {
+    "direct": "[ANSWER]\nassert f('hi') == 'bhihia'\n[/ANSWER]",
+    "nlex": (
+        "[THOUGHT]\nf is called with s = 'hi'. Line 2: s = s + s, so s = 'hihi'. Line 3 returns "
+        "'b' + 'hihi' + 'a' = 'bhihia'.\n[/THOUGHT]\n[ANSWER]\nassert f('hi') == 'bhihia'\n[/ANSWER]"
+    ),
+}
+MAX_TOKENS = {"direct": 128, "nlex": 1024}
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    items = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        missing = {"code", "input", "output", "id"} - set(record)
+        if missing:
+            raise ValueError(f"{path}:{number}: not a CRUXEval record (missing {', '.join(sorted(missing))})")
+        items.append(record)
+    return items
+
+
+def messages(code: str, call: str, prompt: str) -> list[dict[str, str]]:
+    """The chat messages asking for the value of ``call`` (e.g. ``f(1)``) after running ``code``: the
+    instruction, one worked example as a previous turn, then the question. Reused to simulate MBPP
+    candidates."""
+
+    def question(source: str, expression: str) -> str:
+        return f"[PYTHON]\n{source}\nassert {expression} == ??\n[/PYTHON]"
+
+    return [
+        {"role": "user", "content": f"{INSTRUCTION[prompt]}\n\n{question(EXAMPLE_CODE, EXAMPLE_CALL)}"},
+        {"role": "assistant", "content": EXAMPLE_ANSWER[prompt]},
+        {"role": "user", "content": question(code, call)},
+    ]
+
+
+async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
+    params = ctx.sampling(max_tokens=MAX_TOKENS[ctx.settings.prompt])
+    params["stop"] = ["[/ANSWER]"]
+
+    async def one(item: dict[str, Any]) -> dict[str, Any]:
+        reply = await ctx.requester.chat(
+            item["id"], messages(item["code"], f"f({item['input']})", ctx.settings.prompt), params
+        )
+        samples = []
+        for text in reply.texts:
+            answer = extract_answer(text)
+            passed = await asyncio.to_thread(
+                cruxeval_passes, item["code"], item["input"], item["output"], answer
+            )
+            samples.append({"text": text, "answer": answer, "passed": passed})
+        return {
+            "id": item["id"],
+            "gold": item["output"],
+            "n": len(samples),
+            "correct": sum(s["passed"] for s in samples),
+            "samples": samples,
+        }
+
+    records = await ctx.map(one, items)
+    counts = [(r["n"], r["correct"]) for r in records]
+    metrics = {f"pass@{k}": estimate_pass_at_k(counts, k) for k in ctx.ks()}
+    return TaskResult(metrics=metrics, items=records, histogram=[c for _, c in counts])

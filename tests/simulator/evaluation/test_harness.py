@@ -1,0 +1,231 @@
+"""The harness end to end with a scripted backend (a test double), and against the real vLLM server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simulator.evaluation import cruxeval, mbpp
+from simulator.evaluation.cache import RequestCache, request_key
+from simulator.evaluation.harness import Settings, final_line, run
+from simulator.evaluation.requests import Reply
+from simulator.evaluation.scoring import extract_answer
+
+REPO = Path(__file__).resolve().parents[3]
+BENCHMARKS = REPO.parent / "shared" / "benchmarks"
+
+CRUX = [
+    {"id": "a", "code": "def f(x):\n    return x * 2", "input": "3", "output": "6"},
+    {"id": "b", "code": "def f(s):\n    return s[::-1]", "input": "'ab'", "output": "'ba'"},
+    {"id": "c", "code": "def f(xs):\n    return sorted(xs)", "input": "[2, 1]", "output": "[1, 2]"},
+]
+
+
+class ScriptedBackend:
+    """Test double for the model server: answers each CRUXEval item from a table, counts requests."""
+
+    model = "scripted"
+
+    def __init__(self, answers: dict[str, list[str]]) -> None:
+        self.answers = answers
+        self.calls = 0
+
+    async def chat(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Reply:
+        self.calls += 1
+        question = messages[-1]["content"]
+        for needle, texts in self.answers.items():
+            if needle in question:
+                return Reply(texts[: params["n"]], completion_tokens=5 * params["n"])
+        return Reply(["[ANSWER]\nassert f() == None"] * params["n"])
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("[ANSWER]\nassert f(1) == [1, 2]\n[/ANSWER]", "[1, 2]"),
+        ("[THOUGHT]x[/THOUGHT]\n[ANSWER]assert f('a') == 'b'", "'b'"),  # cut by the stop string
+        ("[ANSWER]\nassert f(1) == 3\nassert f(2) == 4", "3"),  # the first line only
+        ("blah\nassert f(1) == 'x'", "'x'"),  # no tags: the last assert line
+        ("", ""),
+    ],
+)
+def test_extract_answer(text: str, answer: str) -> None:
+    assert extract_answer(text) == answer
+
+
+def test_cache_key_changes_with_every_part_and_survives_a_torn_line(tmp_path: Path) -> None:
+    base = request_key("m", [{"role": "user", "content": "q"}], {"n": 1}, "item")
+    assert base != request_key("m2", [{"role": "user", "content": "q"}], {"n": 1}, "item")
+    assert base != request_key("m", [{"role": "user", "content": "q2"}], {"n": 1}, "item")
+    assert base != request_key("m", [{"role": "user", "content": "q"}], {"n": 2}, "item")
+    assert base != request_key("m", [{"role": "user", "content": "q"}], {"n": 1}, "item2")
+    cache = RequestCache(tmp_path / "c.jsonl")
+    cache.put(base, {"texts": ["x"]})
+    cache.close()
+    with (tmp_path / "c.jsonl").open("a") as f:
+        f.write('{"key": "torn", "tex')
+    again = RequestCache(tmp_path / "c.jsonl")
+    assert again.get(base)["texts"] == ["x"] and again.get("torn") is None
+
+
+@pytest.mark.asyncio
+async def test_cruxeval_scores_by_value_counts_pass_at_k_and_resumes_without_resending(
+    tmp_path: Path,
+) -> None:
+    data = _write_jsonl(tmp_path / "crux.jsonl", CRUX)
+    backend = ScriptedBackend(
+        {
+            "f(3)": ["[ANSWER]\nassert f(3) == 6\n[/ANSWER]", "[ANSWER]\nassert f(3) == 7\n[/ANSWER]"],
+            "f('ab')": ["[ANSWER]\nassert f('ab') == \"ba\"\n[/ANSWER]", "[ANSWER]\nassert f('ab') == 'ba'"],
+            "f([2, 1])": ["[ANSWER]\nassert f([2, 1]) == f([2, 1])\n[/ANSWER]"] * 2,  # cheating never counts
+        }
+    )
+    settings = Settings(task="cruxeval-o", data=data, out=tmp_path / "out", n=2, k=2)
+
+    record = await run(settings, (cruxeval.load, cruxeval.evaluate), backend)
+
+    assert [item["correct"] for item in record["items"]] == [1, 2, 0]
+    assert record["metrics"]["pass@1"]["value"] == pytest.approx(0.5)
+    assert record["metrics"]["pass@2"]["value"] == pytest.approx(2 / 3)
+    assert record["requests"] == {"sent": 3, "cached": 0, "completion_tokens_sent": 30}
+    assert final_line(record) == "cruxeval-o n=3 pass@1=0.500 pass@2=0.667"
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert saved["provenance"]["data"]["sha256"] and saved["provenance"]["model"] == "scripted"
+    assert {"results.json", "report.md", "metrics.png", "requests.jsonl"} <= {
+        p.name for p in (tmp_path / "out").iterdir()
+    }
+
+    again = await run(settings, (cruxeval.load, cruxeval.evaluate), backend)
+
+    assert backend.calls == 3  # nothing sent twice
+    assert again["requests"]["sent"] == 0 and again["requests"]["cached"] == 3
+    assert again["metrics"] == record["metrics"]
+
+
+@pytest.mark.asyncio
+async def test_mbpp_best_at_k_picks_by_simulation_oracle_and_random(tmp_path: Path) -> None:
+    item = {
+        "task_id": 1,
+        "prompt": "Write a function to double a number.",
+        "test_imports": [],
+        "test_list": ["assert double(2) == 4", "assert double(5) == 10"],
+    }
+    data = _write_jsonl(tmp_path / "mbpp.jsonl", [item])
+    wrong = "```python\ndef double(x):\n    return x + 2\n```"
+    right = "```python\ndef double(x):\n    return x * 2\n```"
+
+    class Backend(ScriptedBackend):
+        async def chat(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Reply:
+            self.calls += 1
+            question = messages[-1]["content"]
+            if "Write a function" in question:
+                return Reply([wrong, right])
+            # The "simulation": right for the correct candidate, claims success for the wrong one on 2
+            value = {"double(2)": "4", "double(5)": "10" if "x * 2" in question else "7"}
+            call = "double(2)" if "double(2)" in question else "double(5)"
+            return Reply([f"[ANSWER]\nassert {call} == {value[call]}"])
+
+    backend = Backend({})
+    settings = Settings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2)
+
+    record = await run(settings, (mbpp.load, mbpp.evaluate), backend)
+
+    only = record["items"][0]
+    assert [c["passed"] for c in only["candidates"]] == [False, True]
+    assert [c["sim_matches"] for c in only["candidates"]] == [1, 2]
+    assert only["chosen"]["sim"] == 1 and only["chosen"]["oracle"] == 1
+    assert record["metrics"]["best@2-sim"]["value"] == 1.0
+    assert record["metrics"]["pass@1"]["value"] == pytest.approx(0.5)
+    assert record["extra"]["simulation_gap"] == 0.0
+    assert backend.calls == 1 + 2 * 2
+
+
+def test_cli_rejects_unimplemented_tasks_and_bad_k(tmp_path: Path) -> None:
+    data = _write_jsonl(tmp_path / "d.jsonl", CRUX)
+    from simulator.cli import main
+
+    assert main(["eval", "whitebox", "--data", str(data)]) == 2
+    assert main(["eval", "cruxeval-o", "--data", str(data), "--n", "1", "--k", "2"]) == 2
+    assert main(["eval", "cruxeval-o", "--data", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def _eval_cli(server: Any, out: Path, limit: int) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "EXECSIM_MODEL_URL": server.url, "EXECSIM_MODEL_NAME": server.model_name}
+    data = BENCHMARKS / "cruxeval" / "dev.jsonl"
+    cmd = [sys.executable, "-c", "import sys; from simulator.cli import main; sys.exit(main(sys.argv[1:]))"]
+    args = ["eval", "cruxeval-o", "--data", str(data), "--limit", str(limit), "--out", str(out)]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=600, cwd=REPO)
+
+
+def test_real_server_evaluates_five_cruxeval_samples_and_resumes(vllm_server: Any, tmp_path: Path) -> None:
+    if not (BENCHMARKS / "cruxeval" / "dev.jsonl").is_file():
+        pytest.skip(f"benchmarks not found at {BENCHMARKS} (shared/ next to the repository)")
+    out = tmp_path / "out"
+
+    first = _eval_cli(vllm_server, out, 5)
+
+    assert first.returncode == 0, first.stderr
+    last = first.stdout.strip().splitlines()[-1]
+    assert last.startswith("cruxeval-o n=5 pass@1=")
+    record = json.loads((out / "results.json").read_text())
+    assert record["task"] == "cruxeval-o" and record["n_items"] == 5
+    assert record["requests"]["sent"] == 5
+    assert record["provenance"]["model"] == vllm_server.model_name
+    assert 0.0 <= record["metrics"]["pass@1"]["low"] <= record["metrics"]["pass@1"]["value"]
+    assert all(len(item["samples"]) == 1 and item["samples"][0]["text"] for item in record["items"])
+
+    second = _eval_cli(vllm_server, out, 5)
+
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip().splitlines()[-1] == last
+    assert json.loads((out / "results.json").read_text())["requests"] == {
+        "sent": 0,
+        "cached": 5,
+        "completion_tokens_sent": 0,
+    }
+
+
+@pytest.mark.asyncio
+async def test_codejam_scores_public_and_private_tests_separately(tmp_path: Path) -> None:
+    record = {
+        "id": "cj/1",
+        "name": "Double",
+        "year": 2008,
+        "round": "qual",
+        "statement_text": "Print twice each number.",
+        "public_tests": [{"input": "2\n1\n2\n", "output": "Case #1: 2\nCase #2: 4\n"}],
+        "private_tests": [{"subtask": 1, "input": "1\n50\n", "output": "Case #1: 100\n"}],
+        "output_validator_flags": "float_tolerance 1e-6",
+    }
+    data = _write_jsonl(tmp_path / "cj.jsonl", [record])
+    right = (
+        "```python\nt = int(input())\nfor i in range(t):\n    print(f'Case #{i+1}: {2*int(input())}')\n```"
+    )
+    hardcoded = "```python\nprint('Case #1: 2')\nprint('Case #2: 4')\n```"
+    backend = ScriptedBackend({"Print twice": [right, hardcoded, "no code here"]})
+    settings = Settings(task="codejam", data=data, out=tmp_path / "out", n=3, k=3)
+
+    from simulator.evaluation import codejam
+
+    result = await run(settings, (codejam.load, codejam.evaluate), backend)
+
+    only = result["items"][0]
+    assert [(c["public"], c["private"]) for c in only["candidates"]] == [
+        (True, True),
+        (True, False),
+        (False, False),
+    ]
+    assert result["metrics"]["public-pass@1"]["value"] == pytest.approx(2 / 3)
+    assert result["metrics"]["private-pass@1"]["value"] == pytest.approx(1 / 3)
+    assert result["metrics"]["private-pass@3"]["value"] == 1.0
