@@ -1,0 +1,99 @@
+"""``execsim train ...``: registered through the entry point, usage errors exit 2, synth writes its files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from simulator.cli import EXIT_USAGE, main
+from training.execution import sandbox_available
+
+
+def test_train_is_registered_through_the_entry_point(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for stage in ("synth", "data", "sft", "rl", "export"):
+        assert stage in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "synth", "--out", "{tmp}/s", "--levels", "0-9", "--no-decontaminate"], "--levels"),
+        (
+            ["train", "sft", "--model", "{tmp}", "--data", "{tmp}/x.jsonl", "--out", "{tmp}/o"],
+            "not an HF model folder",
+        ),
+        (["train", "data", "--programs", "{tmp}/missing.jsonl", "--out", "{tmp}/d"], "cannot read"),
+        (["train", "export", "--checkpoint", "{tmp}/none", "--out", "{tmp}/e"], "is not a folder"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):
+    assert main([a.format(tmp=tmp_path) for a in argv]) == EXIT_USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1]
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="simulator.execution.run_many is missing")
+def test_synth_writes_programs_and_a_card(tmp_path, capsys):
+    assert main(["train", "synth", "--out", str(tmp_path), "--programs", "12", "--seed", "1"]) == 0
+    card = json.loads((tmp_path / "card.json").read_text())
+    assert sum(card["generated_per_level"].values()) == 12
+    lines = (tmp_path / "programs.jsonl").read_text().splitlines()
+    assert len(lines) == sum(card["kept_per_level"].values()) > 0
+    assert card["settings"]["decontaminated_against"] > 0
+    assert json.loads((tmp_path / "synth-config.json").read_text())["programs"] == 12
+    assert "| filter (reason) | rejected |" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not sandbox_available(), reason="simulator.execution.run_many is missing")
+def test_synth_asks_served_models_by_url(tmp_path):
+    """Generator and reference models over real HTTP (simulator.llm's fake server, a test double): the
+    generator's program is kept and the reference model's pass counts land in the card's histogram."""
+    from simulator.llm.testing import FakeModelServer
+
+    program = "```python\ndef f(s):\n    return s.upper().lower().count('a')\n\nprint(f('banana'))\n```"
+
+    def responder(body):
+        prompt = body["messages"][-1]["content"]
+        if "[PYTHON]" in prompt:  # the difficulty filter's output-prediction prompt: always wrong
+            return "[ANSWER] assert f('banana') == 'nope' [/ANSWER]"
+        return program
+
+    server = FakeModelServer(responder)
+    with server.serve() as url:
+        argv = [
+            "train",
+            "synth",
+            "--out",
+            str(tmp_path),
+            "--no-rules",
+            "--model-programs",
+            "1",
+            "--levels",
+            "1",
+            "--generator-url",
+            url,
+            "--generator-model",
+            "fake-model",
+            "--reference-url",
+            url,
+            "--reference-model",
+            "fake-model",
+            "--samples",
+            "4",
+        ]
+        code = main(argv)
+    assert code == 0
+    card = json.loads((tmp_path / "card.json").read_text())
+    assert card["sources"]["model"].startswith("fake-model @ ")
+    assert card["reference_model"] == f"fake-model @ {url}"
+    kept = [json.loads(line) for line in (tmp_path / "programs.jsonl").read_text().splitlines()]
+    # the constraint drawn for level 1 may name another method than count: then it is rejected, and counted
+    assert len(kept) + card["rejected"].get("constraint", 0) == 1
+    if kept:
+        assert kept[0]["pass_count"] == 0 and kept[0]["samples"] == 4
+        assert card["pass_rate_histogram"] == {"0": 1, "1": 0, "2": 0, "3": 0, "4": 0}

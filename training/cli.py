@@ -1,0 +1,391 @@
+"""``execsim train synth|data|sft|rl|export``: each stage of training as a command.
+
+Registered through the ``execsim.commands`` entry-point group (pyproject.toml), so ``simulator`` never
+imports ``training``. Every command prints its full configuration (as JSON, to stderr) before it starts,
+writes it next to its output, and shows a progress bar (rich for synthesis and data; the trainers' own
+bar for SFT and GRPO). Recipes: training/recipes/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from simulator.cli import EXIT_FAILED, UsageError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    train = subparsers.add_parser(
+        "train", help="synthesise data, fine-tune (SFT, GRPO) and export checkpoints"
+    )
+    stages = train.add_subparsers(dest="stage", required=True, metavar="STAGE")
+
+    synth = stages.add_parser(
+        "synth", help="synthesise programs with inputs and outputs (ExecVerify constraints)"
+    )
+    synth.add_argument(
+        "--out", type=Path, required=True, help="output folder (programs.jsonl, card.json, card.md)"
+    )
+    synth.add_argument("--programs", type=int, default=50, help="rule-generated programs before filtering")
+    synth.add_argument("--levels", default="1-6", help="difficulty levels, e.g. 1-6 or 3,4")
+    synth.add_argument("--seed", type=int, default=0)
+    synth.add_argument("--timeout", type=float, default=0.5, help="execution filter timeout per input (s)")
+    synth.add_argument("--value-mutations", type=int, default=2)
+    synth.add_argument("--type-mutations", type=int, default=1)
+    synth.add_argument("--no-rules", action="store_true", help="skip the model-free generator")
+    synth.add_argument(
+        "--model-programs", type=int, default=0, help="programs to ask of a served generator model"
+    )
+    synth.add_argument(
+        "--generator-url", help="OpenAI-compatible URL of the generator model (default: EXECSIM_MODEL_URL)"
+    )
+    synth.add_argument("--generator-model", help="model name at that URL")
+    synth.add_argument(
+        "--reference-url", help="URL of the difficulty filter's reference model (omit: no difficulty filter)"
+    )
+    synth.add_argument("--reference-model", help="reference model name at that URL")
+    synth.add_argument("--samples", type=int, default=10, help="reference model samples per program")
+    synth.add_argument(
+        "--max-pass", type=int, default=3, help="keep programs it gets right at most this often"
+    )
+    synth.add_argument(
+        "--benchmarks",
+        type=Path,
+        help="benchmark folder to decontaminate against (default: ../shared/benchmarks)",
+    )
+    synth.add_argument(
+        "--no-decontaminate", action="store_true", help="skip decontamination (recorded in the card)"
+    )
+    synth.set_defaults(handler=_synth)
+
+    data = stages.add_parser(
+        "data", help="programs -> SFT (NLEX), RL (white-box) and code-generation examples"
+    )
+    data.add_argument("--programs", type=Path, required=True, help="programs.jsonl from `train synth`")
+    data.add_argument(
+        "--out", type=Path, required=True, help="output folder (sft.jsonl, rl.jsonl, codegen.jsonl)"
+    )
+    data.add_argument("--styles", default="call,stdin", help="SFT styles: call (CRUXEval) and/or stdin")
+    data.add_argument(
+        "--annotations", type=Path, action="append", default=[], help="annotator export JSONL (repeatable)"
+    )
+    data.add_argument("--seed", type=int, default=0, help="question selection seed")
+    data.add_argument("--rl-max-prompt-chars", type=int, help="leave out longer RL prompts (CPU runs)")
+    data.set_defaults(handler=_data)
+
+    sft = stages.add_parser(
+        "sft", help="supervised fine-tuning on NLEX (TRL SFTTrainer, loss on completions)"
+    )
+    _model_args(sft)
+    sft.add_argument("--format", choices=("text", "chat"), default="text")
+    sft.add_argument("--max-steps", type=int, default=100)
+    sft.add_argument("--lr", type=float, default=2e-4)
+    sft.add_argument("--max-length", type=int, default=256)
+    sft.add_argument("--gradient-checkpointing", action="store_true")
+    sft.set_defaults(handler=_sft)
+
+    rl = stages.add_parser("rl", help="GRPO (TRL GRPOTrainer) with simulator.rewards")
+    _model_args(rl)
+    rl.add_argument(
+        "--stage-number",
+        "--stage",
+        dest="rl_stage",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="1: output prediction, white-box reward; 2: code generation, unit tests",
+    )
+    rl.add_argument("--reward", action="append", default=[], help="reward name or dotted path (repeatable)")
+    rl.add_argument("--max-steps", type=int, default=10)
+    rl.add_argument("--lr", type=float, default=1e-6)
+    rl.add_argument("--num-generations", type=int, default=4)
+    rl.add_argument("--max-completion-length", type=int, default=128)
+    rl.add_argument("--temperature", type=float, default=1.0)
+    rl.add_argument("--beta", type=float, default=0.0, help="KL coefficient (ExecVerify: 0)")
+    rl.add_argument(
+        "--format", choices=("text", "chat"), default="text", help="chat: prompts as one user message"
+    )
+    rl.add_argument(
+        "--vllm", choices=("auto", "on", "off"), default="auto", help="vLLM rollouts (auto: when CUDA)"
+    )
+    rl.set_defaults(handler=_rl)
+
+    exp = stages.add_parser("export", help="merge a checkpoint into a servable folder with a manifest")
+    exp.add_argument(
+        "--checkpoint", type=Path, required=True, help="an adapter/ or model/ folder from sft or rl"
+    )
+    exp.add_argument("--out", type=Path, required=True)
+    exp.add_argument("--base", help="base model (default: the adapter's own record)")
+    exp.add_argument(
+        "--summary", type=Path, action="append", default=[], help="a stage's summary.json (repeatable)"
+    )
+    exp.add_argument("--card", type=Path, help="the synthesis card.json")
+    exp.add_argument(
+        "--eval-results", type=Path, help="JSON list of {benchmark, metric, value, n, low, high}"
+    )
+    exp.set_defaults(handler=_export)
+
+
+def _model_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model", required=True, help="HF model folder (e.g. .data/models/smollm2-135m-instruct)"
+    )
+    parser.add_argument("--data", type=Path, required=True, help="examples JSONL from `train data`")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--full", action="store_true", help="full fine-tuning instead of LoRA")
+    parser.add_argument("--lora-r", type=int, default=16)
+    parser.add_argument("--batch-size", type=int, default=2)
+    parser.add_argument("--grad-accum", type=int, default=None)
+    parser.add_argument("--threads", type=int, help="torch CPU threads")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def _log_config(name: str, config: dict[str, Any], out: Path) -> None:
+    config = {k: v for k, v in config.items() if not callable(v)}
+    text = json.dumps(config, indent=2, default=str)
+    print(f"execsim train {name}: configuration\n{text}", file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}-config.json").write_text(text + "\n")
+
+
+def _levels(spec: str) -> tuple[int, ...]:
+    try:
+        if "-" in spec:
+            low, high = (int(x) for x in spec.split("-", 1))
+            levels = tuple(range(low, high + 1))
+        else:
+            levels = tuple(int(x) for x in spec.split(","))
+    except ValueError:
+        raise UsageError(f"--levels must look like 1-6 or 3,4, not {spec!r}") from None
+    if not levels or any(not 1 <= x <= 6 for x in levels):
+        raise UsageError("--levels must be within 1..6")
+    return levels
+
+
+class _Bar:
+    """A rich progress bar over named stages (stderr)."""
+
+    def __init__(self) -> None:
+        from rich.progress import Progress
+
+        self.progress = Progress(transient=False, console=None)
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> _Bar:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.progress.add_task(stage, total=max(total, 1))
+        self.progress.update(self.tasks[stage], completed=done, total=max(total, 1))
+
+
+def _synth(args: argparse.Namespace) -> int:
+    from training.paths import benchmarks_dir
+    from training.synth.normalize import benchmark_fingerprints
+    from training.synth.pipeline import SynthConfig, synthesize, write
+    from training.synth.sampler import ServedModel
+
+    if args.programs < 0 or args.model_programs < 0:
+        raise UsageError("--programs and --model-programs must be >= 0")
+    config = SynthConfig(
+        programs=0 if args.no_rules else args.programs,
+        levels=_levels(args.levels),
+        seed=args.seed,
+        value_mutations=args.value_mutations,
+        type_mutations=args.type_mutations,
+        timeout_s=args.timeout,
+        rules=not args.no_rules,
+        model_programs=args.model_programs,
+        difficulty_samples=args.samples,
+        max_pass=args.max_pass,
+    )
+    index = None
+    if not args.no_decontaminate:
+        bench = args.benchmarks or benchmarks_dir()
+        if bench is None or not Path(bench).is_dir():
+            raise UsageError(
+                "no benchmark folder to decontaminate against: pass --benchmarks DIR or --no-decontaminate"
+            )
+        index = benchmark_fingerprints(Path(bench))
+    generator = ServedModel(args.generator_url, args.generator_model) if args.model_programs else None
+    reference = ServedModel(args.reference_url, args.reference_model) if args.reference_url else None
+    _log_config(
+        "synth", {**vars(args), "resolved": config.__dict__, "benchmark_programs": len(index or {})}, args.out
+    )
+    from simulator.llm import LLMError
+
+    try:
+        with _Bar() as bar:
+            kept, card = synthesize(
+                config,
+                benchmark_index=index,
+                generator_model=generator,
+                reference_model=reference,
+                progress=bar,
+            )
+    except LLMError as exc:
+        print(f"execsim train synth: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    write(args.out, kept, card)
+    print(card.to_markdown())
+    print(f"{len(kept)} programs -> {args.out / 'programs.jsonl'}", file=sys.stderr)
+    return 0
+
+
+def _data(args: argparse.Namespace) -> int:
+    from training.data.examples import (
+        BenchmarkDataRefused,
+        annotation_examples,
+        codegen_examples,
+        refuse_benchmarks,
+        rl_examples,
+        sft_examples,
+        write_jsonl,
+    )
+    from training.synth.pipeline import read
+
+    styles = tuple(s.strip() for s in args.styles.split(",") if s.strip())
+    if not styles or any(s not in ("call", "stdin") for s in styles):
+        raise UsageError("--styles takes call and/or stdin")
+    try:
+        refuse_benchmarks(args.programs)
+        records = read(args.programs)
+    except BenchmarkDataRefused as exc:
+        raise UsageError(str(exc)) from None
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise UsageError(f"cannot read {args.programs}: {exc}") from None
+    _log_config("data", vars(args), args.out)
+    with _Bar() as bar:
+        bar("sft examples", 0, 1)
+        sft = sft_examples(records, styles=styles)
+        bar("sft examples", 1, 1)
+        counts: dict[str, Any] = {"programs": len(records), "sft_synth": len(sft)}
+        for path in args.annotations:
+            try:
+                extra, outcome = annotation_examples(path)
+            except BenchmarkDataRefused as exc:
+                raise UsageError(str(exc)) from None
+            except OSError as exc:
+                raise UsageError(f"cannot read {path}: {exc}") from None
+            sft += extra
+            counts[f"annotations:{path}"] = outcome
+        bar("rl examples", 0, 1)
+        rl = rl_examples(records, seed=args.seed, max_prompt_chars=args.rl_max_prompt_chars)
+        bar("rl examples", 1, 1)
+        codegen = codegen_examples(records)
+    counts.update(sft=write_jsonl(args.out / "sft.jsonl", sft), rl=write_jsonl(args.out / "rl.jsonl", rl))
+    counts["codegen"] = write_jsonl(args.out / "codegen.jsonl", codegen)
+    (args.out / "data-card.json").write_text(json.dumps(counts, indent=2) + "\n")
+    print(json.dumps(counts, indent=2))
+    return 0
+
+
+def _check_model(args: argparse.Namespace) -> None:
+    if not (Path(args.model) / "config.json").is_file():
+        raise UsageError(
+            f"--model {args.model} is not an HF model folder (no config.json); see `execsim model prepare`"
+        )
+    if not args.data.is_file():
+        raise UsageError(f"--data {args.data} does not exist")
+
+
+def _sft(args: argparse.Namespace) -> int:
+    from training.sft.train import SFTRunConfig, run_sft
+
+    _check_model(args)
+    config = SFTRunConfig(
+        model=args.model,
+        data=str(args.data),
+        out=str(args.out),
+        format=args.format,
+        lora=not args.full,
+        lora_r=args.lora_r,
+        lora_alpha=2 * args.lora_r,
+        max_steps=args.max_steps,
+        learning_rate=args.lr,
+        batch_size=args.batch_size,
+        grad_accum=args.grad_accum or 1,
+        max_length=args.max_length,
+        seed=args.seed,
+        gradient_checkpointing=args.gradient_checkpointing,
+        threads=args.threads,
+    )
+    _log_config("sft", config.__dict__, args.out)
+    summary = run_sft(config)
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("log_history", "config")}, indent=2))
+    return 0
+
+
+def _rl(args: argparse.Namespace) -> int:
+    from training.rl.train import RLRunConfig, resolve_reward, run_grpo
+
+    _check_model(args)
+    for spec in args.reward:
+        try:
+            resolve_reward(spec)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    config = RLRunConfig(
+        model=args.model,
+        data=str(args.data),
+        out=str(args.out),
+        stage=args.rl_stage,
+        rewards=args.reward,
+        lora=not args.full,
+        lora_r=args.lora_r,
+        lora_alpha=2 * args.lora_r,
+        max_steps=args.max_steps,
+        learning_rate=args.lr,
+        batch_size=args.batch_size,
+        grad_accum=args.grad_accum or args.num_generations,
+        num_generations=args.num_generations,
+        max_completion_length=args.max_completion_length,
+        temperature=args.temperature,
+        beta=args.beta,
+        seed=args.seed,
+        vllm=args.vllm,
+        threads=args.threads,
+        format=args.format,
+    )
+    if (config.batch_size * config.grad_accum) % config.num_generations:
+        raise UsageError("--batch-size x --grad-accum must be a multiple of --num-generations")
+    _log_config("rl", config.__dict__, args.out)
+    summary = run_grpo(config)
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("log_history", "config")}, indent=2))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from training.export.checkpoint import ExportError, export
+
+    if not args.checkpoint.is_dir():
+        raise UsageError(f"--checkpoint {args.checkpoint} is not a folder")
+    try:
+        summaries = [json.loads(p.read_text()) for p in args.summary]
+        results = json.loads(args.eval_results.read_text()) if args.eval_results else None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read a summary or the evaluation results: {exc}") from None
+    _log_config("export", vars(args), args.out)
+    try:
+        manifest = export(
+            args.checkpoint,
+            args.out,
+            base=args.base,
+            summaries=summaries,
+            card=args.card,
+            eval_results=results,
+        )
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    print(
+        json.dumps({k: manifest[k] for k in ("base_model", "merged", "adapter", "steps", "serve")}, indent=2)
+    )
+    return 0

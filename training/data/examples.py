@@ -1,0 +1,236 @@
+"""Synthesised programs -> training examples: SFT (prompt/completion NLEX) and RL (gold + questions).
+
+    execsim train data --programs runs/synth/programs.jsonl --out runs/data [--annotations export.jsonl]
+
+SFT examples, from real traces narrated by ``simulator.nlex.narrator``:
+
+- CRUXEval style: ``[PYTHON] code + assert f(args) == ?? [/PYTHON]`` -> ``[THOUGHT]..[ANSWER] assert ..``;
+- stdin/stdout style: the same function wrapped in a script that reads its arguments from stdin and
+  prints the result -> ``[THOUGHT]..`` then ``<output>..</output>``.
+
+Each example carries ``prompt`` and ``completion`` (plain text: the user turn of the inference prompt
+and the narration) and ``messages`` (the full chat prompt ``simulator.prompts.simulate`` sends at
+inference), so SFT trains on exactly what the pipeline later asks.
+
+RL examples (stage 1, ExecVerify's white-box task): the white-box prompt from ``simulator.questions``
+and the columns ``simulator.rewards.WhiteBoxReward`` and ``OutputPredictionReward`` read (``code``,
+``entry_point``, ``input``, ``output``, ``questions``, ``kind``, ``task``).
+
+Nothing here reads a benchmark file: inputs must come from synthesis or annotation exports, and a
+path inside the benchmark folder is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from simulator.execution.program import Program
+from simulator.execution.result import ExecutionResult
+from training.execution import trace_programs
+from training.paths import is_benchmark_path
+from training.synth.records import SynthRecord
+
+Tracer = Callable[[list[Program]], list[ExecutionResult]]
+
+MAX_COMPLETION_CHARS = 6000  # about 2k tokens: longer narrations are dropped, not truncated
+STDIN_WRAPPER = "\n\nimport ast\nargs = ast.literal_eval('(' + input() + ',)')\nprint({entry}(*args))\n"
+
+
+class BenchmarkDataRefused(ValueError):
+    """Training data must never be drawn from the benchmark files."""
+
+
+def refuse_benchmarks(path: Path) -> None:
+    if is_benchmark_path(path):
+        raise BenchmarkDataRefused(
+            f"{path} is a benchmark file: benchmarks are for evaluation only, never training data"
+        )
+
+
+def stdin_program(record: SynthRecord, args: str) -> Program:
+    """The record's function as a stdin/stdout script: reads the argument list, prints the result."""
+    code = record.code.rstrip() + STDIN_WRAPPER.format(entry=record.entry_point)
+    return Program(code=code, stdin=args + "\n")
+
+
+def call_program(record: SynthRecord, args: str) -> Program:
+    return Program(code=record.code, call=f"{record.entry_point}({args})")
+
+
+def sft_examples(
+    records: Iterable[SynthRecord],
+    *,
+    styles: tuple[str, ...] = ("call", "stdin"),
+    tracer: Tracer = trace_programs,
+    narrate: Callable[..., str] | None = None,
+    max_completion_chars: int = MAX_COMPLETION_CHARS,
+) -> list[dict[str, Any]]:
+    """One example per (program, input, style) whose traced run is ``ok`` and not truncated, and whose
+    narration is at most ``max_completion_chars`` long."""
+    from simulator.prompts import simulate
+
+    if narrate is None:
+        from simulator.nlex.narrator import narrate as narrate  # noqa: PLC0414
+    jobs: list[tuple[SynthRecord, str, str, Program]] = []
+    for record in records:
+        for pair in record.io:
+            for style in styles:
+                make = call_program if style == "call" else stdin_program
+                jobs.append((record, pair.input, style, make(record, pair.input)))
+    results = tracer([program for *_, program in jobs])
+    examples = []
+    for (record, _args, style, program), result in zip(jobs, results, strict=True):
+        if result.status != "ok" or result.trace is None or result.trace.truncated:
+            continue
+        if style == "call":
+            messages = simulate.call_messages(program.code, program.call)
+        else:
+            messages = simulate.stdin_messages(program.code, program.stdin or "")
+        completion = " " + narrate(result.trace, program).strip()
+        if len(completion) > max_completion_chars:
+            continue
+        examples.append(
+            {
+                "prompt": messages[-1]["content"],
+                "completion": completion,
+                "messages": messages,
+                "style": style,
+                "program_id": record.id,
+                "level": record.level,
+                "source": f"synth:{record.source}",
+            }
+        )
+    return examples
+
+
+def rl_examples(
+    records: Iterable[SynthRecord],
+    *,
+    tracer: Tracer = trace_programs,
+    seed: int = 0,
+    max_prompt_chars: int | None = None,
+) -> list[dict[str, Any]]:
+    """Stage-1 examples: the white-box prompt (questions from the real trace) and the reward columns.
+    Programs that fail ExecVerify's question filter get the output-prediction question alone. Prompts
+    longer than ``max_prompt_chars`` are left out (CPU runs: GRPO time grows with prompt length)."""
+    from simulator.questions import QuestionSet, render_prompt, select_questions
+
+    jobs = [(record, pair) for record in records for pair in record.io]
+    results = tracer([call_program(record, pair.input) for record, pair in jobs])
+    examples = []
+    for i, ((record, pair), result) in enumerate(zip(jobs, results, strict=True)):
+        if result.status != "ok" or result.trace is None:
+            continue
+        qset = select_questions(record.code, record.entry_point, pair.input, result.trace, seed=seed + i)
+        if qset is None:
+            qset = QuestionSet(
+                code=record.code, entry_point=record.entry_point, args=pair.input, questions=(), seed=seed + i
+            )
+        prompt = render_prompt(qset)
+        if max_prompt_chars is not None and len(prompt) > max_prompt_chars:
+            continue
+        examples.append(
+            {
+                "prompt": prompt,
+                "code": record.code,
+                "entry_point": record.entry_point,
+                "input": pair.input,
+                "output": pair.output,
+                "questions": json.dumps(qset.to_dict()),
+                "kind": "call",
+                "task": "io",
+                "program_id": record.id,
+                "level": record.level,
+            }
+        )
+    return examples
+
+
+ANNOTATION_FIELDS = ("prompt", "completion", "source_run", "model", "annotator", "verification")
+
+
+def annotation_examples(path: Path) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Annotator exports (JSONL: prompt, completion, source_run, model, annotator, verification) as SFT
+    examples. Kept: verification passed (``verification.passed`` true or ``verification`` == "passed").
+    Returns (examples, counts by outcome)."""
+    refuse_benchmarks(path)
+    counts = {"kept": 0, "malformed": 0, "unverified": 0, "duplicate": 0}
+    seen: set[tuple[str, str]] = set()
+    examples = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            counts["malformed"] += 1
+            continue
+        if not isinstance(record, dict) or not all(
+            isinstance(record.get(k), str) for k in ("prompt", "completion")
+        ):
+            counts["malformed"] += 1
+            continue
+        verification = record.get("verification")
+        passed = verification == "passed" or (
+            isinstance(verification, dict) and verification.get("passed") is True
+        )
+        if not passed:
+            counts["unverified"] += 1
+            continue
+        key = (record["prompt"], record["completion"])
+        if key in seen:
+            counts["duplicate"] += 1
+            continue
+        seen.add(key)
+        counts["kept"] += 1
+        examples.append(
+            {
+                "prompt": record["prompt"],
+                "completion": record["completion"],
+                "messages": [{"role": "user", "content": record["prompt"]}],
+                "style": "annotation",
+                "program_id": str(record.get("source_run", "")),
+                "level": 0,
+                "source": f"annotation:{record.get('annotator', 'unknown')}:{record.get('model', 'unknown')}",
+            }
+        )
+    return examples, counts
+
+
+def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    refuse_benchmarks(path)
+    with Path(path).open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def codegen_examples(records: Iterable[SynthRecord]) -> list[dict[str, Any]]:
+    """Stage-2 examples (code generation, unit-test reward): write ``f`` from its input/output asserts.
+    The program's own pairs are the tests (``simulator.rewards.UnitTestReward`` reads ``tests``)."""
+    examples = []
+    for record in records:
+        tests = [
+            f"assert {record.entry_point}({p.input}) == {p.output}" for p in record.io if p.output is not None
+        ]
+        if not tests:
+            continue
+        prompt = (
+            f"Write a Python function `{record.entry_point}` that passes these tests. "
+            "Answer with the code in one ```python fenced block.\n\n" + "\n".join(tests)
+        )
+        examples.append(
+            {"prompt": prompt, "tests": json.dumps(tests), "program_id": record.id, "level": record.level}
+        )
+    return examples

@@ -1,0 +1,143 @@
+"""A servable checkpoint: a merged HF folder (and the LoRA adapter, when there is one) plus a manifest.
+
+    execsim train export --checkpoint runs/sft/adapter --out runs/export [--base MODEL] \
+        [--summary runs/sft/summary.json ...] [--card runs/synth/card.json] [--eval-results results.json]
+
+Layout of ``--out``:
+
+- ``merged/``: a full HF model folder (vLLM: ``--model <out>/merged``);
+- ``adapter/``: the LoRA adapter, if the checkpoint was one (vLLM: ``--enable-lora --lora-modules
+  execsim=<out>/adapter`` on top of the base model);
+- ``manifest.json``: base model, data and its card, stages with steps and time, evaluation results
+  (each with n and a 95% interval).
+
+Serving and evaluating the exported model is the integration step (``simulator.evaluation``): pass an
+``evaluate(merged_dir) -> list[Estimate-like dict]`` hook, or merge results later with ``--eval-results``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from simulator import SCHEMA_VERSION
+
+EvaluationHook = Callable[[Path], list[dict[str, Any]]]
+REQUIRED_EVAL_FIELDS = ("benchmark", "metric", "value", "n", "low", "high")
+
+
+class ExportError(ValueError):
+    pass
+
+
+def is_adapter(path: Path) -> bool:
+    return (Path(path) / "adapter_config.json").is_file()
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check_eval_results(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every result names its benchmark and metric and carries n and its interval (``low``/``high``)."""
+    for i, result in enumerate(results):
+        missing = [k for k in REQUIRED_EVAL_FIELDS if k not in result]
+        if missing:
+            raise ExportError(
+                f"evaluation result {i} lacks {', '.join(missing)} (n and a confidence interval are required)"
+            )
+    return results
+
+
+def merge(checkpoint: Path, out: Path, base: str | None = None) -> tuple[Path, Path | None, str]:
+    """Write ``out/merged`` (and ``out/adapter``); returns (merged dir, adapter dir or None, base model)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    checkpoint, out = Path(checkpoint), Path(out)
+    merged = out / "merged"
+    if is_adapter(checkpoint):
+        from peft import PeftModel
+
+        adapter_config = json.loads((checkpoint / "adapter_config.json").read_text())
+        base = base or adapter_config.get("base_model_name_or_path")
+        if not base:
+            raise ExportError(
+                f"{checkpoint} is a LoRA adapter that does not name its base model: pass --base"
+            )
+        model = AutoModelForCausalLM.from_pretrained(base)
+        model = PeftModel.from_pretrained(model, str(checkpoint)).merge_and_unload()
+        adapter_out = out / "adapter"
+        if adapter_out.resolve() != checkpoint.resolve():
+            shutil.copytree(checkpoint, adapter_out, dirs_exist_ok=True)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(checkpoint)
+        base = base or str(checkpoint)
+        adapter_out = None
+    tokenizer_source = checkpoint if (checkpoint / "tokenizer_config.json").is_file() else Path(base)
+    model.save_pretrained(merged)
+    AutoTokenizer.from_pretrained(tokenizer_source).save_pretrained(merged)
+    return merged, adapter_out, str(base)
+
+
+def export(
+    checkpoint: Path,
+    out: Path,
+    *,
+    base: str | None = None,
+    summaries: list[dict[str, Any]] | None = None,
+    card: Path | None = None,
+    eval_results: list[dict[str, Any]] | None = None,
+    evaluate: EvaluationHook | None = None,
+) -> dict[str, Any]:
+    """Merge, then write ``manifest.json``; returns the manifest."""
+    started = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    merged, adapter, base_model = merge(Path(checkpoint), out, base)
+    stages = [{k: v for k, v in s.items() if k != "log_history"} for s in (summaries or [])]
+    data = []
+    for stage in stages:
+        path = stage.get("data")
+        if path and Path(path).is_file() and path not in [d["path"] for d in data]:
+            data.append(
+                {"path": str(path), "sha256": file_digest(Path(path)), "examples": stage.get("examples")}
+            )
+    results = list(eval_results or [])
+    if evaluate is not None:
+        results += evaluate(merged)
+    weights = sorted(merged.glob("*.safetensors"))
+    # the same marker ``execsim model prepare`` writes, so provenance and ``verify`` work on this folder
+    digests = {w.name: file_digest(w) for w in weights}
+    (merged / "weights.sha256").write_text("".join(f"{d}  {name}\n" for name, d in digests.items()))
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "base_model": base_model,
+        "merged": str(merged),
+        "adapter": str(adapter) if adapter else None,
+        "weights_sha256": digests,
+        "data": data,
+        "card": json.loads(Path(card).read_text()) if card else None,
+        "stages": stages,
+        "steps": sum(int(s.get("steps") or 0) for s in stages),
+        "train_seconds": round(sum(float(s.get("seconds") or 0) for s in stages), 2),
+        "export_seconds": round(time.perf_counter() - started, 2),
+        "evaluation": check_eval_results(results),
+        "serve": {
+            "merged": f"vllm serve {merged}",
+            "lora": f"vllm serve {base_model} --enable-lora --lora-modules execsim={adapter}"
+            if adapter
+            else None,
+        },
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    return manifest

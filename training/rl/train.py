@@ -1,0 +1,205 @@
+"""GRPO with TRL's GRPOTrainer and the rewards of ``simulator.rewards``.
+
+    execsim train rl --stage 1 --model MODEL_OR_MERGED_SFT --data runs/data/rl.jsonl --out runs/rl1
+    execsim train rl --stage 2 --model runs/rl1/merged --data runs/data/codegen.jsonl --out runs/rl2
+
+- stage 1: output prediction with ExecVerify's gated white-box reward (``white_box``), on the white-box
+  prompts of ``training.data`` (columns code, entry_point, input, output, questions);
+- stage 2: code generation with the unit-test pass rate (``unit_tests``; columns tests[, test_imports]).
+
+Rewards are named (see ``REWARDS``) or given as dotted paths ``package.module:attribute`` (a callable
+or a class to instantiate). ExecVerify's settings are the defaults where they fit a CPU: no KL
+(beta 0), group size ``num_generations``. Rollouts use vLLM (colocated) when CUDA and vllm are present,
+plain ``generate`` otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from training.data.examples import read_jsonl
+from training.sft.train import device_kwargs
+
+STAGE_REWARDS = {1: ["white_box"], 2: ["unit_tests"]}
+JSON_COLUMNS = ("questions", "tests", "test_imports")
+
+
+def _named_rewards() -> dict[str, Any]:
+    from simulator.rewards import OutputPredictionReward, UnitTestReward, WhiteBoxReward
+
+    return {
+        "white_box": WhiteBoxReward(),
+        "output_prediction": OutputPredictionReward(kind="call"),
+        "unit_tests": UnitTestReward(),
+    }
+
+
+@dataclass
+class DecodedColumns:
+    """Wraps a reward so JSON-encoded columns (``questions``, ``tests``: stored as strings so every row
+    has the same Arrow type) arrive decoded. A class, not a closure, so it pickles."""
+
+    reward: Any
+
+    @property
+    def __name__(self) -> str:
+        return getattr(self.reward, "__name__", type(self.reward).__name__)
+
+    def __call__(self, completions: list[Any], **kwargs: Any) -> list[float | None]:
+        for name in JSON_COLUMNS:
+            if name in kwargs:
+                kwargs[name] = [json.loads(v) if isinstance(v, str) else v for v in kwargs[name]]
+        return self.reward(completions, **kwargs)
+
+
+def resolve_reward(spec: str) -> Any:
+    """A reward by name (``white_box``, ``output_prediction``, ``unit_tests``) or dotted path."""
+    named = _named_rewards()
+    if spec in named:
+        return DecodedColumns(named[spec])
+    module_name, _, attr = spec.partition(":") if ":" in spec else spec.rpartition(".")
+    try:
+        target = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ValueError(
+            f"unknown reward {spec!r}: not one of {sorted(named)} nor an importable path ({exc})"
+        ) from None
+    return DecodedColumns(target() if isinstance(target, type) else target)
+
+
+def use_vllm() -> bool:
+    import torch
+
+    if not torch.cuda.is_available():
+        return False
+    try:
+        importlib.import_module("vllm")
+    except ImportError:
+        return False
+    return True
+
+
+@dataclass
+class RLRunConfig:
+    model: str
+    data: str
+    out: str
+    stage: int = 1
+    rewards: list[str] = field(default_factory=list)  # empty: the stage's default
+    lora: bool = True
+    lora_r: int = 16
+    lora_alpha: int = 32
+    max_steps: int = 10
+    learning_rate: float = 1e-6  # ExecVerify's; raise it for toy runs
+    batch_size: int = 2
+    grad_accum: int = 4
+    num_generations: int = 4  # ExecVerify: 8
+    max_completion_length: int = 128
+    temperature: float = 1.0
+    beta: float = 0.0  # no KL, as ExecVerify
+    seed: int = 0
+    vllm: str = "auto"  # "auto", "on" (colocate), "off"
+    format: str = "text"  # "text": prompts as strings; "chat": one user message (the model's chat template)
+    logging_steps: int = 1
+    threads: int | None = None  # torch CPU threads (1 is fastest for tiny models on a busy machine)
+
+
+def run_grpo(
+    config: RLRunConfig, reward_funcs: list[Any] | None = None, callbacks: list | None = None
+) -> dict[str, Any]:
+    """Train; writes the adapter (LoRA) or model and ``summary.json`` (mean reward per step)."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
+    torch.manual_seed(config.seed)
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    rows = read_jsonl(Path(config.data))
+    if not rows:
+        raise ValueError(f"{config.data} holds no examples")
+    for row in rows:  # one Arrow type per column: nested values travel as JSON text
+        for name in JSON_COLUMNS:
+            if name in row and not isinstance(row[name], str):
+                row[name] = json.dumps(row[name])
+    if config.format == "chat":
+        for row in rows:
+            row["prompt"] = [{"role": "user", "content": row["prompt"]}]
+    if reward_funcs is None:
+        reward_funcs = [resolve_reward(spec) for spec in (config.rewards or STAGE_REWARDS[config.stage])]
+    tokenizer = AutoTokenizer.from_pretrained(config.model, padding_side="left")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype)
+    vllm = use_vllm() if config.vllm == "auto" else config.vllm == "on"
+    args = GRPOConfig(
+        output_dir=str(out / "checkpoints"),
+        max_steps=config.max_steps,
+        per_device_train_batch_size=config.batch_size,
+        gradient_accumulation_steps=config.grad_accum,
+        num_generations=config.num_generations,
+        max_completion_length=config.max_completion_length,
+        learning_rate=config.learning_rate,
+        temperature=config.temperature,
+        beta=config.beta,
+        logging_steps=config.logging_steps,
+        save_strategy="no",
+        report_to="none",
+        seed=config.seed,
+        use_vllm=vllm,
+        vllm_mode="colocate",
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        **device_kwargs(),
+    )
+    peft_config = None
+    if config.lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(
+            r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
+        )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=reward_funcs,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        callbacks=callbacks,
+    )
+    started = time.perf_counter()
+    result = trainer.train()
+    seconds = time.perf_counter() - started
+    target = out / ("adapter" if config.lora else "model")
+    trainer.model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    rewards = [entry["reward"] for entry in trainer.state.log_history if "reward" in entry]
+    summary = {
+        "stage": f"rl{config.stage}",
+        "base_model": config.model,
+        "data": config.data,
+        "examples": len(rows),
+        "steps": result.global_step,
+        "seconds": round(seconds, 2),
+        "steps_per_s": round(result.global_step / seconds, 4) if seconds else None,
+        "rewards": [getattr(f, "__name__", type(f).__name__) for f in reward_funcs],
+        "mean_reward_per_step": rewards,
+        "vllm": vllm,
+        "lora": config.lora,
+        "output": str(target),
+        "log_history": trainer.state.log_history,
+        "config": asdict(config),
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    return summary

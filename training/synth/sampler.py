@@ -1,0 +1,61 @@
+"""Samples from a served model (vLLM, OpenAI-compatible) through ``simulator.llm``'s client.
+
+Synthesis asks a model two things: write a program for a constraint (the second data source) and
+predict a program's output (the difficulty filter's reference model). Both go through ``Sampler``, a
+small protocol, so tests can pass a scripted test double and the CLI can point at any server by URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class Sampler(Protocol):
+    name: str  # recorded in the dataset card
+
+    def sample(self, prompts: list[str], *, n: int, temperature: float, max_tokens: int) -> list[list[str]]:
+        """``n`` completions for each prompt, in prompt order."""
+        ...
+
+
+@dataclass
+class ServedModel:
+    """A model behind an OpenAI-compatible URL (``simulator.llm.ChatClient``)."""
+
+    url: str | None = None
+    model: str | None = None
+    top_p: float = 0.9
+    concurrency: int = 8
+    timeout_s: float = 300.0
+
+    @property
+    def name(self) -> str:
+        from simulator import config
+
+        return f"{self.model or config.model_name()} @ {self.url or config.model_url()}"
+
+    def sample(self, prompts: list[str], *, n: int, temperature: float, max_tokens: int) -> list[list[str]]:
+        return asyncio.run(self._sample(prompts, n, temperature, max_tokens))
+
+    async def _sample(
+        self, prompts: list[str], n: int, temperature: float, max_tokens: int
+    ) -> list[list[str]]:
+        from simulator.llm import ChatClient
+
+        async with ChatClient(
+            self.url, self.model, concurrency=self.concurrency, timeout_s=self.timeout_s
+        ) as client:
+
+            async def one(prompt: str) -> list[str]:
+                result = await client.chat(
+                    [{"role": "user", "content": prompt}],
+                    n=n,
+                    temperature=temperature,
+                    top_p=self.top_p,
+                    max_tokens=max_tokens,
+                )
+                return [c.text for c in sorted(result.choices, key=lambda c: c.index)]
+
+            return list(await asyncio.gather(*(one(p) for p in prompts)))
