@@ -1,0 +1,83 @@
+"""What a user does in the browser, as small steps the browser tests share (Playwright sync API)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.webapp.browser.support import ADD_ONE, SCREENSHOTS
+
+DONE = ("finished", "failed", "cancelled")
+
+
+def sign_up(page: Any, base: str, username: str, password: str = "a-Long-pass-4321") -> None:
+    page.goto(f"{base}/accounts/signup/")
+    page.fill("#id_username", username)
+    page.fill("#id_password1", password)
+    page.fill("#id_password2", password)
+    page.select_option("#id_role", "developer")
+    page.click('[data-testid="signup-submit"]')
+    page.wait_for_url(f"{base}/problems/")
+    assert page.locator('[data-testid="nav-user"]').inner_text() == username
+
+
+def create_problem(page: Any, base: str, problem: dict[str, Any] = ADD_ONE) -> str:
+    """Fill the New problem form (call kind); returns the problem page's URL."""
+    page.goto(f"{base}/problems/")
+    page.click('[data-testid="new-problem"]')
+    page.fill("#id_title", problem["title"])
+    page.fill("#id_statement", problem["statement"])
+    page.select_option("#id_kind", "call")
+    page.fill("#id_entry_point", problem["entry_point"])
+    for i, (given, expected, public) in enumerate(problem["tests"][:2]):  # the form shows two blank tests
+        page.fill(f"#id_tests-{i}-input", given)
+        page.fill(f"#id_tests-{i}-output", expected)
+        page.set_checked(f"#id_tests-{i}-public", public)
+    page.click('[data-testid="problem-save"]')
+    page.wait_for_selector('[data-testid="problem-title"]')
+    assert page.locator('[data-testid="problem-title"]').inner_text() == problem["title"]
+    return page.url
+
+
+def solve(page: Any, k: int = 2, turns: int = 1, real: bool = False, max_tokens: int | None = None) -> str:
+    """Submit the Solve form on the problem page; returns the run page's URL."""
+    page.fill("#id_k", str(k))
+    page.fill("#id_turns", str(turns))
+    page.fill("#id_sims", "1")
+    page.fill("#id_seed", "7")
+    if max_tokens is not None:
+        page.fill("#id_max_tokens", str(max_tokens))
+    page.set_checked("#id_real", real)
+    page.click('[data-testid="solve-submit"]')
+    page.wait_for_url("**/runs/*/")
+    return page.url
+
+
+def wait_status(page: Any, statuses: tuple[str, ...] = DONE, timeout_s: float = 60) -> str:
+    """Wait until the live page (no reload) shows one of ``statuses``; returns it."""
+    selector = ", ".join(f'[data-testid="run-status"][data-status="{s}"]' for s in statuses)
+    page.wait_for_selector(selector, timeout=timeout_s * 1000)
+    return page.locator('[data-testid="run-status"]').get_attribute("data-status")
+
+
+def wait_text(page: Any, selector: str, min_chars: int = 1, timeout_s: float = 30) -> str:
+    """Wait until the element has at least ``min_chars`` characters of text (streamed in)."""
+    page.wait_for_function(
+        "([sel, n]) => { const e = document.querySelector(sel); return e && e.textContent.length >= n; }",
+        arg=[selector, min_chars],
+        timeout=timeout_s * 1000,
+    )
+    return page.locator(selector).text_content()
+
+
+def screenshot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def wait_finished(page: Any, timeout_s: float = 60) -> None:
+    """Wait for the end of the run and require "finished" (else fail with the page's error text)."""
+    status = wait_status(page, timeout_s=timeout_s)
+    if status != "finished":
+        error = page.locator('[data-testid="run-error"]')
+        message = error.inner_text() if error.count() else "(no error shown)"
+        raise AssertionError(f"the run ended {status}: {message}")

@@ -1,0 +1,69 @@
+"""The main flow in Chromium with the real default model (SmolLM2-135M on the vLLM CPU server of
+tests/llm_server.py), once in production mode (daphne + Celery worker, PostgreSQL, Redis) and once in
+the embedded mode ``execsim up --port N`` starts: sign up, create a problem, solve it (k=2, one repair
+turn, small token budget) and watch the run stream to its end.
+
+The model is tiny: the test checks the product (everything streams, the run ends and says how), not
+the model's answers. A run the model could not give a program for ends "failed" with that message, which
+is a legitimate outcome of the product; anything else (stuck, a crash, no streaming) fails the test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.webapp.browser.flows import create_problem, sign_up, solve, wait_status, wait_text
+from tests.webapp.browser.support import embedded_server, production_stack
+
+pytestmark = [pytest.mark.browser, pytest.mark.llm, pytest.mark.slow]
+
+MODEL_ENDS = ("candidates contained a ```python code block", "parse")  # model-quality endings
+STAGE_S = 120  # the real model on a busy CPU: generous
+
+
+def _watch_to_the_end(page) -> None:
+    for c in (0, 1):
+        wait_text(page, f"#cand-{c}-text", min_chars=10, timeout_s=STAGE_S)
+    status = wait_status(page, timeout_s=3 * STAGE_S)
+    if status == "finished":
+        # Every candidate the model gave a program for was simulated and judged on every public test.
+        for c in (0, 1):
+            if page.locator(f"#cand-{c}-code .error").count():
+                continue  # no program in that reply (a small model, a small token budget)
+            cells = page.locator(f'[data-testid="verification-matrix"] [id^="verdict-{c}-"]')
+            assert cells.count() == 2
+            assert {cells.nth(i).get_attribute("data-match") for i in range(2)} <= {"true", "false"}
+        assert page.locator('[data-testid="selected-candidate"]').count() == 1
+        assert page.locator('[data-testid="final-code"]').inner_text().strip()
+    else:
+        error = page.locator('[data-testid="run-error"]').inner_text()
+        assert status == "failed" and any(m in error for m in MODEL_ENDS), f"run {status}: {error}"
+    assert page.errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_solve_with_the_real_model_in_production_mode(
+    vllm_server, django_db_setup, page_for, tmp_path_factory
+):
+    from django.db import connection
+
+    workdir = tmp_path_factory.mktemp("real-site")
+    with production_stack(connection.settings_dict, vllm_server.url, vllm_server.model_name, workdir) as base:
+        page = page_for(base)
+        sign_up(page, base, "rita")
+        create_problem(page, base)
+        page.wait_for_selector('[data-testid="model-up"][data-up="true"]')
+        solve(page, k=2, turns=1, max_tokens=96)
+        _watch_to_the_end(page)
+
+
+def test_solve_with_the_real_model_in_embedded_mode(vllm_server, page_for, tmp_path):
+    with embedded_server(tmp_path / "data", vllm_server.url, vllm_server.model_name) as base:
+        page = page_for(base)
+        sign_up(page, base, "emma")
+        page.goto(f"{base}/problems/")
+        assert page.locator('[data-testid="problem-row"]').count() >= 1  # examples/*.json were loaded
+        create_problem(page, base)
+        page.wait_for_selector('[data-testid="model-up"][data-up="true"]')
+        solve(page, k=2, turns=1, max_tokens=96)
+        _watch_to_the_end(page)
