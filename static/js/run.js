@@ -17,6 +17,21 @@
     return create(fresh);
   };
 
+  // Fragments swapped in over the WebSocket are rendered without a request, so their forms (Cancel,
+  // Retry, Run for real) carry no CSRF token: add the page's own (the one htmx sends) on submit.
+  run.addEventListener("submit", function (evt) {
+    var form = evt.target;
+    if ((form.getAttribute("method") || "").toLowerCase() !== "post" ||
+        form.querySelector("input[name=csrfmiddlewaretoken]")) { return; }
+    var token = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"];
+    if (!token) { return; }
+    var input = document.createElement("input");
+    input.type = "hidden";
+    input.name = "csrfmiddlewaretoken";
+    input.value = token;
+    form.appendChild(input);
+  });
+
   // Each message ends with the run-seq marker; drop a message this page has already applied.
   run.addEventListener("htmx:wsBeforeMessage", function (evt) {
     var match = /id="run-seq"[^>]*data-seq="(-?\d+)"/.exec(evt.detail.message);

@@ -70,6 +70,13 @@ class SolveForm(forms.Form):
     temperature = forms.FloatField(min_value=0.0, max_value=2.0, initial=0.8)
     seed = forms.IntegerField(required=False, min_value=0, help_text="Blank: a random seed (recorded)")
     real = forms.BooleanField(required=False, label="Also run for real (sandbox, public and private tests)")
+    max_tokens = forms.IntegerField(
+        required=False,
+        min_value=16,
+        max_value=32768,
+        label="Max tokens per reply",
+        help_text="Blank: the pipeline's default (512); smaller is faster on a CPU model server",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -84,4 +91,6 @@ class SolveForm(forms.Form):
     def settings_dict(self) -> dict[str, Any]:
         data = dict(self.cleaned_data)
         data["model"] = data.get("model") or ""
+        if data.get("max_tokens") is None:  # blank: keep the pipeline's default
+            data.pop("max_tokens", None)
         return data

@@ -3,8 +3,10 @@ in order, then forward live events of the run's group. Thin: recording happens i
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import uuid
+from collections import OrderedDict
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -13,6 +15,22 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from webapp.runs.models import Run, RunEvent
 from webapp.runs.render import render_event
+
+_RENDERED: OrderedDict[tuple[Any, int, bool], asyncio.Future[str]] = OrderedDict()
+_RENDERED_MAX = 4096
+
+
+async def _rendered(run_id: Any, event: dict[str, Any], readonly: bool) -> str:
+    """The event's HTML, rendered once per process and shared by every viewer of the run (50 viewers
+    used to render it 50 times, which is what made live pages fall behind: bench/web.py)."""
+    key = (run_id, int(event["seq"]), readonly)
+    future = _RENDERED.get(key)
+    if future is None or (future.done() and future.exception() is not None):
+        future = asyncio.ensure_future(database_sync_to_async(render_event)(run_id, event, readonly=readonly))
+        _RENDERED[key] = future
+        while len(_RENDERED) > _RENDERED_MAX:
+            _RENDERED.popitem(last=False)
+    return await asyncio.shield(future)
 
 
 class RunConsumer(AsyncWebsocketConsumer):
@@ -48,8 +66,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         if event["seq"] <= self.last_seq:  # already replayed (or already on the page)
             return
         self.last_seq = event["seq"]
-        html = await database_sync_to_async(render_event)(self.run_id, event, readonly=self.readonly)
-        await self.send(text_data=html)
+        await self.send(text_data=await _rendered(self.run_id, event, self.readonly))
 
     @database_sync_to_async
     def _access(self, run_id: uuid.UUID, token: str) -> str | None:

@@ -188,6 +188,7 @@ class Execution(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="executions")
     candidate = models.IntegerField()
+    turn = models.IntegerField(default=0)  # 0: the candidate as generated; n: the program after repair n
     test = models.IntegerField()
     public = models.BooleanField(default=True)
     status = models.CharField(max_length=20)
@@ -196,5 +197,7 @@ class Execution(models.Model):
     divergence = models.JSONField(null=True, blank=True)
 
     class Meta:
-        ordering = ["candidate", "-public", "test"]
-        constraints = [models.UniqueConstraint(fields=["run", "candidate", "test"], name="execution_unique")]
+        ordering = ["candidate", "turn", "-public", "test"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "candidate", "turn", "test"], name="execution_unique_turn")
+        ]

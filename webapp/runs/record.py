@@ -32,13 +32,20 @@ def event_dict(event: Event | dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def record_and_publish(run_id: Any, event: Event | dict[str, Any]) -> bool:
-    """Persist then broadcast one event. False when the run already ended (the caller should stop)."""
+def record_and_publish(run_id: Any, event: Event | dict[str, Any], *, after_end: bool = False) -> bool:
+    """Persist then broadcast one event. False when the run already ended (the caller should stop).
+
+    ``after_end``: the event is appended to a run that has *ended* ("Run for real" after the fact,
+    ``webapp.runs.real``); False while the run is still active (its pipeline owns the next seqs) and
+    for final events (a run has exactly one)."""
     data = event_dict(event)
     try:
         with transaction.atomic():
             run = Run.objects.select_for_update().get(id=run_id)
-            if run.status in DONE_STATUSES:
+            if after_end:
+                if run.status not in DONE_STATUSES or data["type"] in FINAL_TYPES:
+                    return False
+            elif run.status in DONE_STATUSES:
                 return False
             RunEvent.objects.create(run=run, seq=data["seq"], type=data["type"], payload=data["payload"])
             apply_event(run, data["type"], data["payload"])
@@ -93,8 +100,12 @@ def apply_event(run: Run, type: str, p: dict[str, Any]) -> None:
         run.started_at = run.started_at or timezone.now()
     elif type == "stage":  # keyed by stage, and by repair turn for the re-simulations of turn t
         name = p.get("stage", "?") + (f" (turn {p['turn']})" if p.get("turn") else "")
-        stage = {**run.stages.get(name, {}), **{k: v for k, v in p.items() if k != "stage"}}
+        rerun = p.get("rerun") and p.get("state") == "started"  # "Run for real": a fresh stage
+        before = {} if rerun else run.stages.get(name, {})
+        stage = {**before, **{k: v for k, v in p.items() if k != "stage"}}
         run.stages = {**run.stages, name: stage}
+        if rerun:  # it re-runs every program: the old rows go
+            Execution.objects.filter(run=run).delete()
     elif type == "candidate_delta":
         cand, _ = Candidate.objects.get_or_create(run=run, index=p["candidate"])
         cand.text += p.get("text", "")
@@ -174,6 +185,7 @@ def apply_event(run: Run, type: str, p: dict[str, Any]) -> None:
         Execution.objects.update_or_create(
             run=run,
             candidate=p["candidate"],
+            turn=p.get("turn") or 0,
             test=p["test"],
             defaults={
                 "public": bool(p.get("public", True)),

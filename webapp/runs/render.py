@@ -68,11 +68,17 @@ def render_event(run_id: Any, event: dict[str, Any], *, readonly: bool = False) 
         if turn:
             parts.append(_partial("repair_body.html", turn=turn, no=turn.turn))
     elif type_ == "execution":
-        execution = Execution.objects.filter(run=run, candidate=p["candidate"], test=p["test"]).first()
+        execution = Execution.objects.filter(
+            run=run, candidate=p["candidate"], turn=p.get("turn") or 0, test=p["test"]
+        ).first()
         if execution:
             parts.append(
                 render_to_string("runs/fragments/execution_row.html", {"x": execution, "append": True})
             )
+    if type_ == "stage" and p.get("rerun"):  # "Run for real" (webapp.runs.real)
+        if p.get("state") == "started":  # its rows replace the old ones
+            parts.append('<div id="executions-rows" hx-swap-oob="true"></div>')
+        parts.append(_partial("run_real.html", **run_context(run, readonly=readonly)))
     if type_ in ("run_started", "stage", "run_finished", "run_failed", "run_cancelled"):
         ctx = run_context(run, readonly=readonly)
         parts.append(_partial("status.html", **ctx))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any
@@ -31,6 +32,29 @@ def enqueue(run_id: Any) -> None:
         execute_run_task.delay(str(run_id))
     else:
         _pool().submit(_run_in_thread, str(run_id))
+
+
+def _real_in_thread(run_id: str) -> None:
+    from webapp.runs.tasks import execute_real
+
+    try:
+        execute_real(run_id)
+    finally:
+        connections.close_all()
+
+
+def enqueue_real(run_id: Any, delay: float = 0.0) -> None:
+    """Queue "Run for real" on a run (``tasks.execute_real``), after ``delay`` seconds."""
+    if settings.TASK_RUNNER == "celery":
+        from webapp.runs.tasks import execute_real_task
+
+        execute_real_task.apply_async((str(run_id),), countdown=delay or None)
+    elif delay:
+        timer = threading.Timer(delay, enqueue_real, args=(str(run_id),))
+        timer.daemon = True
+        timer.start()
+    else:
+        _pool().submit(_real_in_thread, str(run_id))
 
 
 def queue_length() -> int:

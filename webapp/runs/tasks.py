@@ -12,6 +12,7 @@ an exception or a stream that ends without a final event marks the run failed. N
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -164,3 +165,79 @@ def _watch(
         log.exception("heartbeat for run %s stopped", run_id)
     finally:
         connections.close_all()
+
+
+# -- "Run for real" on an existing run (webapp.runs.real; simulator.pipeline.execute) -------------------
+
+
+@app.task(name="webapp.runs.execute_real", ignore_result=True)
+def execute_real_task(run_id: str) -> None:
+    execute_real(run_id)
+
+
+REAL_WAIT_SECONDS = 1.0  # how often a real execution asked for during a run looks again
+
+
+def execute_real(run_id: str, executor: Any = None) -> str:
+    """Run a run's programs for real and append the events to its log (next seq), recorded and
+    broadcast like the pipeline's. A run still queued or running is waited for (the task is queued
+    again in REAL_WAIT_SECONDS: the pipeline owns the next seqs until its final event). Returns
+    ``waiting``, ``done``, ``nothing`` (no program to run, or the request expired) or ``superseded``
+    (another real execution of the run took the seq)."""
+    from webapp.runs import real, runner
+
+    run = Run.objects.select_related("problem").get(id=run_id)
+    if not real.pending(run_id):
+        return "nothing"
+    if run.is_active:
+        real.touch(run_id)
+        runner.enqueue_real(run_id, delay=REAL_WAIT_SECONDS)
+        return "waiting"
+    programs = real.programs_for(run) if run.kind == "solve" else []
+    if not programs:
+        real.clear(run_id)
+        return "nothing"
+    try:
+        problem = run.core_problem()
+        return asyncio.run(_drive_real(run, problem, programs, executor or _real_executor()))
+    finally:
+        real.clear(run_id)
+        connections.close_all()
+
+
+def _real_executor() -> Any:
+    """``settings.EXECSIM_REAL_EXECUTOR`` (a dotted path to a class; tests name a double), else the
+    sandbox (``simulator.pipeline.executor.LocalExecutor``)."""
+    path = getattr(settings, "EXECSIM_REAL_EXECUTOR", "")
+    if not path:
+        from simulator.pipeline.executor import LocalExecutor
+
+        return LocalExecutor()
+    module_name, _, attr = path.replace(":", ".").rpartition(".")
+    return getattr(importlib.import_module(module_name), attr)()
+
+
+async def _drive_real(run: Run, problem: Any, programs: list[Any], executor: Any) -> str:
+    from simulator.pipeline.execute import execute_run as execute_programs
+    from webapp.runs import real
+
+    loop = asyncio.get_running_loop()
+    db = ThreadPoolExecutor(1, thread_name_prefix=f"run-real-{run.id.hex[:8]}")
+    events = execute_programs(
+        problem, programs, run_id=str(run.id), start_seq=run.last_seq + 1, executor=executor
+    )
+    try:
+        async for event in events:
+            if event.type == "stage" and event.payload.get("state") == "finished":
+                await loop.run_in_executor(db, real.clear, run.id)  # the page renders the button again
+            else:
+                await loop.run_in_executor(db, real.touch, run.id)
+            if not await loop.run_in_executor(
+                db, lambda e=event: record_and_publish(run.id, e, after_end=True)
+            ):
+                return "superseded"
+        return "done"
+    finally:
+        await events.aclose()
+        await loop.run_in_executor(db, connections.close_all)
+        db.shutdown(wait=True)

@@ -10,6 +10,7 @@ urlpatterns = [
     path("runs/<uuid:run_id>/", views.run_detail, name="detail"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel, name="cancel"),
     path("runs/<uuid:run_id>/retry/", views.run_retry, name="retry"),
+    path("runs/<uuid:run_id>/real/", views.run_real, name="real"),
     path("runs/<uuid:run_id>/export.json", views.run_export, name="export"),
     path("share/<str:token>/", views.run_share, name="share"),
     path("simulate/", views.simulate, name="simulate"),

@@ -22,7 +22,7 @@ from webapp.limits import LimitExceeded, check_can_start_run
 from webapp.problems.forms import SolveForm
 from webapp.problems.models import Problem
 from webapp.runs import cancel as cancel_signal
-from webapp.runs import runner
+from webapp.runs import real, runner
 from webapp.runs.forms import SimulateForm
 from webapp.runs.models import Run
 from webapp.runs.pipeline import build_settings
@@ -103,8 +103,12 @@ def simulate(request: HttpRequest) -> HttpResponse:
 
 def _run_page(request: HttpRequest, run: Run, *, readonly: bool) -> HttpResponse:
     reap_stale_runs()
-    run.refresh_from_db()
-    context = run_context(run, readonly=readonly)
+    # One consistent snapshot: the recorder appends each event under this row lock, so the rows read
+    # here and run.last_seq (where the page's WebSocket resumes) agree. Without it an event recorded
+    # in between was shown and then replayed again (streamed text appeared twice after a reload).
+    with transaction.atomic():
+        run = Run.objects.select_for_update(of=("self",)).select_related("problem").get(id=run.id)
+        context = run_context(run, readonly=readonly)
     query = f"?last_seq={run.last_seq}" + (f"&token={run.share_token}" if readonly else "")
     context["ws_url"] = f"/ws/runs/{run.id}/{query}"
     context["share_url"] = request.build_absolute_uri(reverse("runs:share", args=[run.share_token]))
@@ -162,6 +166,23 @@ def run_retry(request: HttpRequest, run_id: Any) -> HttpResponse:
             retry_of=old,
         )
         _start(run)
+    return redirect("runs:detail", run_id=run.id)
+
+
+@login_required
+@require_POST
+def run_real(request: HttpRequest, run_id: Any) -> HttpResponse:
+    """Run for real: execute the run's candidates and final program in the sandbox on every test
+    (now if the run has ended, else as soon as it ends). Owner and staff only (404 for others)."""
+    run = _get_run_for_user(request, run_id)
+    if run.kind != "solve":
+        messages.error(request, "Only a solve run has candidates to run for real.")
+    elif not real.request(run.id):
+        messages.info(request, "A real execution of this run is already under way.")
+    else:
+        runner.enqueue_real(run.id)
+        when = "once the run ends" if run.is_active else "now"
+        messages.info(request, f"Running the candidates and the final program for real {when}.")
     return redirect("runs:detail", run_id=run.id)
 
 

@@ -21,6 +21,14 @@ def verdict_dom(candidate: int, test: int, turn: int = 0) -> str:
     return f"verdict-{candidate}-{test}" if turn == 0 else f"rverdict-{turn}-{test}"
 
 
+STAGE_ORDER = ("solve", "simulate", "select", "repair", "execute")  # the pipeline's order
+
+
+def _stage_order(item: tuple[str, Any]) -> tuple[int, str]:
+    name = item[0]
+    return (STAGE_ORDER.index(name) if name in STAGE_ORDER else len(STAGE_ORDER), name)
+
+
 def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
     s = run.settings or {}
     k, sims, turns = int(s.get("k", 1)), int(s.get("sims", 1)), int(s.get("turns", 0))
@@ -67,5 +75,19 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         "matrix": matrix,
         "repairs": repairs,
         "executions": list(run.executions.all()),
-        "stages": sorted(run.stages.items()),
+        "stages": sorted(run.stages.items(), key=_stage_order),
+        **_real_context(run),
+    }
+
+
+def _real_context(run: Run) -> dict[str, Any]:
+    """Run for real: whether one is pending or under way, and its per-program results."""
+    from webapp.runs import real
+
+    stage = run.stages.get("execute") or {}
+    done = stage.get("rerun") and stage.get("state") == "finished"
+    return {
+        "real_pending": real.pending(run.id),
+        "real_results": stage.get("results") if done else None,
+        "real_error": stage.get("error") if done else None,
     }

@@ -1,0 +1,197 @@
+"""Run for real on an existing run: the task (events appended after the run's final event, recorded
+and broadcast like the pipeline's, rows replaced), waiting for a run still in progress, the button
+(owner and staff only; never on the read-only share page) and the live fragments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.simulator.pipeline.pipeline_doubles import ExecutorDouble
+from webapp.runs import real
+from webapp.runs.models import Execution, Run, RunEvent
+from webapp.runs.record import record_and_publish
+from webapp.runs.render import render_event
+from webapp.runs.tasks import execute_real, execute_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DIVERGENCE = {"step": 1, "field": "x", "expected": "1", "found": "7", "claim": "x is 7", "line": 1}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_flags():
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def queued(monkeypatch) -> list[tuple[Any, float]]:
+    """A test double for the task runner: records what would be queued, runs nothing."""
+    calls: list[tuple[Any, float]] = []
+    monkeypatch.setattr(
+        "webapp.runs.runner.enqueue_real", lambda run_id, delay=0.0: calls.append((run_id, delay))
+    )
+    return calls
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list[dict[str, Any]]:
+    """Captures what is broadcast to the runs' Channels groups."""
+    messages: list[dict[str, Any]] = []
+    monkeypatch.setattr("webapp.broadcast.group_send", lambda group, message: messages.append(message))
+    return messages
+
+
+@pytest.fixture
+def finished_run(make_run) -> Run:
+    """A run of the scripted pipeline (2 candidates, 1 repair turn, no real execution), ended."""
+    run = make_run(settings={"k": 2, "turns": 1, "sims": 1, "seed": 7})
+    assert execute_run(str(run.id)) == Run.FINISHED
+    run.refresh_from_db()
+    return run
+
+
+def test_it_appends_the_real_executions_after_the_final_event(finished_run, sent) -> None:
+    before = finished_run.last_seq
+    executor = ExecutorDouble(divergence=DIVERGENCE)
+    assert real.request(finished_run.id)
+
+    assert execute_real(str(finished_run.id), executor=executor) == "done"
+
+    finished_run.refresh_from_db()
+    assert finished_run.status == Run.FINISHED  # still the one final event
+    events = list(RunEvent.objects.filter(run=finished_run, seq__gt=before))
+    assert [e.seq for e in events] == list(range(before + 1, finished_run.last_seq + 1))
+    assert (
+        events[0].type == "stage" and events[0].payload["rerun"] and events[0].payload["state"] == "started"
+    )
+    assert events[-1].type == "stage" and events[-1].payload["state"] == "finished"
+    assert [e.type for e in events[1:-1]] == ["execution"] * 9  # (2 candidates + the final) x 3 tests
+    assert [m["event"]["seq"] for m in sent[-len(events) :]] == [e.seq for e in events]  # broadcast, in order
+    assert not real.pending(finished_run.id)
+
+    rows = {(x.candidate, x.turn, x.test): x for x in Execution.objects.filter(run=finished_run)}
+    assert len(rows) == 9
+    assert not rows[(0, 0, 0)].passed and rows[(1, 0, 0)].passed  # x + 0 is wrong, x + 1 is right
+    assert rows[(0, 1, 2)].passed is False and rows[(0, 1, 2)].public is False  # the repaired program
+    assert rows[(1, 0, 2)].passed and rows[(1, 0, 2)].divergence is None  # private: never simulated
+    assert rows[(0, 0, 0)].divergence == DIVERGENCE
+    # the stored NLEX that won each verdict was checked: candidates on turn 0, the final on turn 1
+    assert executor.checked.count("again") == 2 and len(executor.checked) == 6
+    summary = {(r["candidate"], r["turn"]): r for r in finished_run.stages["execute"]["results"]}
+    assert summary[(1, 0)]["passed_public"] == 2 and summary[(1, 0)]["passed_private"] == 1
+    assert summary[(0, 1)]["final"] is True and summary[(0, 0)]["final"] is False
+
+
+def test_running_it_again_replaces_the_rows(finished_run, sent) -> None:
+    for _ in range(2):
+        assert real.request(finished_run.id)
+        assert execute_real(str(finished_run.id), executor=ExecutorDouble()) == "done"
+    assert Execution.objects.filter(run=finished_run).count() == 9
+    assert RunEvent.objects.filter(run=finished_run, type="execution").count() == 18
+
+
+def test_it_waits_for_a_run_still_in_progress(make_run, queued) -> None:
+    run = make_run(status=Run.RUNNING, last_seq=4)
+    assert real.request(run.id)
+
+    assert execute_real(str(run.id), executor=ExecutorDouble()) == "waiting"
+
+    assert queued == [(str(run.id), 1.0)]  # looked at again in a second
+    assert not RunEvent.objects.filter(run=run).exists() and real.pending(run.id)
+
+
+def test_it_does_nothing_unless_asked_or_without_programs(make_run, finished_run) -> None:
+    assert execute_real(str(finished_run.id), executor=ExecutorDouble()) == "nothing"  # not asked
+    failed_early = make_run(status=Run.FAILED)
+    assert real.request(failed_early.id)
+    assert execute_real(str(failed_early.id), executor=ExecutorDouble()) == "nothing"
+    assert not real.pending(failed_early.id)
+
+
+def test_events_after_the_end_are_refused_while_the_run_is_active_and_for_final_types(make_run) -> None:
+    running = make_run(status=Run.RUNNING, last_seq=2)
+    execution = {"candidate": 0, "test": 0, "public": True, "status": "ok", "output": "2", "passed": True}
+    event = {"run_id": str(running.id), "seq": 3, "type": "execution", "payload": execution}
+    assert not record_and_publish(running.id, event, after_end=True)  # the pipeline owns the next seqs
+    ended = make_run(status=Run.FINISHED, last_seq=2)
+    final = {"run_id": str(ended.id), "seq": 3, "type": "run_failed", "payload": {"error": "x"}}
+    assert not record_and_publish(ended.id, final, after_end=True)
+    assert record_and_publish(ended.id, {**event, "run_id": str(ended.id)}, after_end=True)
+    assert Execution.objects.get(run=ended).passed
+
+
+# -- the button ---------------------------------------------------------------------------------------
+
+
+def test_the_owner_runs_it_for_real_from_the_run_page(client, alice, finished_run, queued) -> None:
+    client.force_login(alice)
+    page = client.get(f"/runs/{finished_run.id}/").content.decode()
+    assert 'data-testid="run-real"' in page and "ws-connect" not in page
+
+    response = client.post(f"/runs/{finished_run.id}/real/")
+
+    assert response.status_code == 302 and response["Location"] == f"/runs/{finished_run.id}/"
+    assert queued == [(finished_run.id, 0.0)] and real.pending(finished_run.id)
+    page = client.get(f"/runs/{finished_run.id}/").content.decode()
+    assert 'data-testid="run-real-pending"' in page and 'data-testid="run-real"' not in page
+    assert f'ws-connect="/ws/runs/{finished_run.id}/?last_seq={finished_run.last_seq}"' in page  # live
+
+
+def test_a_second_click_while_one_is_under_way_queues_nothing(client, alice, finished_run, queued) -> None:
+    client.force_login(alice)
+    client.post(f"/runs/{finished_run.id}/real/")
+    client.post(f"/runs/{finished_run.id}/real/")
+    assert len(queued) == 1
+
+
+def test_only_the_owner_and_staff_can_run_it_for_real(client, bob, carol, finished_run, queued) -> None:
+    assert client.post(f"/runs/{finished_run.id}/real/").status_code == 302  # to the log-in page
+    client.force_login(bob)
+    assert client.post(f"/runs/{finished_run.id}/real/").status_code == 404
+    assert queued == [] and not real.pending(finished_run.id)
+    client.force_login(carol)
+    assert client.post(f"/runs/{finished_run.id}/real/").status_code == 302
+    assert queued == [(finished_run.id, 0.0)]
+
+
+def test_the_get_method_is_refused(client, alice, finished_run, queued) -> None:
+    client.force_login(alice)
+    assert client.get(f"/runs/{finished_run.id}/real/").status_code == 405
+    assert queued == []
+
+
+def test_the_read_only_share_page_has_no_button(client, finished_run) -> None:
+    page = client.get(f"/share/{finished_run.share_token}/").content.decode()
+    assert 'data-testid="run-real-panel"' in page and 'data-testid="run-real"' not in page
+
+
+def test_the_page_shows_the_results_after_it_ran(client, alice, finished_run, sent) -> None:
+    real.request(finished_run.id)
+    execute_real(str(finished_run.id), executor=ExecutorDouble(divergence=DIVERGENCE))
+    client.force_login(alice)
+    page = client.get(f"/runs/{finished_run.id}/").content.decode()
+    assert page.count('data-testid="execution-row"') == 9
+    assert 'id="exec-0-t1-2"' in page and "(turn 1)" in page
+    assert page.count('data-testid="real-summary-row"') == 3 and "after repair turn 1 (final)" in page
+    assert 'data-testid="run-real"' in page  # it can be run again
+
+
+def test_the_live_fragments_reset_the_rows_then_append_them(finished_run, sent) -> None:
+    before = finished_run.last_seq
+    real.request(finished_run.id)
+    execute_real(str(finished_run.id), executor=ExecutorDouble())
+    appended = list(RunEvent.objects.filter(run=finished_run, seq__gt=before))
+    started, first, finished = appended[0], appended[1], appended[-1]
+    html = render_event(finished_run.id, started.as_event_dict())
+    assert '<div id="executions-rows" hx-swap-oob="true"></div>' in html
+    assert 'id="run-real" class="panel" data-testid="run-real-panel" hx-swap-oob="true"' in html
+    html = render_event(finished_run.id, first.as_event_dict())
+    assert 'hx-swap-oob="beforeend:#executions-rows"' in html and 'data-testid="execution-row"' in html
+    html = render_event(finished_run.id, finished.as_event_dict(), readonly=True)
+    assert 'data-testid="real-summary"' in html and 'data-testid="run-real"' not in html
