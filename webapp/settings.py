@@ -107,7 +107,11 @@ if REDIS_URL:
     }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # The default capacity (100 messages a channel) drops events for a viewer that falls behind; the
+    # consumer refills gaps from the database, and a larger buffer makes gaps rare.
+    CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 5000}}
+    }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Celery (production): the broker is Redis; without REDIS_URL runs go to the in-process task runner.

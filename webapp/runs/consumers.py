@@ -59,8 +59,15 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def run_event(self, message: dict[str, Any]) -> None:
-        """A live event from the task (group message type ``run.event``)."""
-        await self._send_event(message["event"])
+        """A live event from the task (group message type ``run.event``). Every event is persisted before
+        it is broadcast, so when one arrives past a gap (a channel layer drops messages for a viewer that
+        fell behind) the gap is filled from the database, in order."""
+        event = message["event"]
+        if event["seq"] > self.last_seq + 1:
+            for missed in await self._missed_events():
+                await self._send_event(missed)
+        else:
+            await self._send_event(event)
 
     async def _send_event(self, event: dict[str, Any]) -> None:
         if event["seq"] <= self.last_seq:  # already replayed (or already on the page)

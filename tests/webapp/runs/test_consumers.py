@@ -77,6 +77,30 @@ async def test_it_replays_missed_events_in_order_then_forwards_live_ones(make_ru
     await communicator.disconnect()
 
 
+async def test_a_live_event_past_a_gap_brings_the_dropped_ones_from_the_database(make_run, alice):
+    run = await _started_run(make_run, SCRIPT)
+    communicator, connected, _ = await _connect(run, alice, "last_seq=2")
+    assert connected
+
+    @database_sync_to_async
+    def persist_without_broadcast(seq):  # what a channel layer that dropped the message leaves behind
+        from webapp.runs.models import RunEvent
+
+        RunEvent.objects.create(
+            run_id=run.id, seq=seq, type="candidate_delta", payload={"candidate": 0, "text": "x"}
+        )
+
+    await persist_without_broadcast(3)
+    await persist_without_broadcast(4)
+    await database_sync_to_async(record_and_publish)(
+        run.id, _event(run, 5, "candidate_delta", candidate=0, text="y")
+    )
+    received = [await communicator.receive_from(timeout=5) for _ in range(3)]
+    assert [_seq(m) for m in received] == [3, 4, 5]
+    assert await communicator.receive_nothing(timeout=0.2)
+    await communicator.disconnect()
+
+
 async def test_it_sends_nothing_already_on_the_page(make_run, alice):
     run = await _started_run(make_run, SCRIPT)
     communicator, connected, _ = await _connect(run, alice, "last_seq=2")
