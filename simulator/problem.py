@@ -73,9 +73,8 @@ class Problem:
         if kind not in ("stdin", "call"):
             raise ProblemError("kind", f"must be 'stdin' or 'call', not {kind!r}")
         entry_point = data.get("entry_point")
-        if kind == "call":
-            if not isinstance(entry_point, str) or not entry_point.isidentifier():
-                raise ProblemError("entry_point", "call problems need the name of the function to call")
+        if kind == "call" and not (isinstance(entry_point, str) and entry_point.isidentifier()):
+            raise ProblemError("entry_point", "call problems need the name of the function to call")
         raw_tests = data.get("tests")
         if not isinstance(raw_tests, list) or not raw_tests:
             raise ProblemError("tests", "must be a non-empty list of {input, output, public}")

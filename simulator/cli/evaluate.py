@@ -19,7 +19,7 @@ from simulator import config
 from simulator.cli import EXIT_FAILED, UsageError
 from simulator.evaluation import TASKS
 from simulator.evaluation.harness import Settings, final_line, run
-from simulator.evaluation.requests import HttpChat
+from simulator.llm.client import ChatClient
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--temperature", type=float, help="default: 0 for --n 1, else 0.8")
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (default 8)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--turns", type=int, default=2, help="self-rlef: repair turns (default 2)")
     parser.add_argument("--out", type=Path, help="output folder (default ./out/eval-TASK)")
     parser.set_defaults(handler=_eval)
 
@@ -40,15 +41,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _eval(args: argparse.Namespace) -> int:
     module_name = TASKS[args.task]
     if module_name is None:
-        raise UsageError(
-            f"task {args.task!r} is not implemented yet (implemented: cruxeval-o, mbpp, codejam)"
-        )
+        implemented = ", ".join(name for name, module in TASKS.items() if module)
+        raise UsageError(f"task {args.task!r} is not implemented yet (implemented: {implemented})")
     if not args.data.is_file():
         raise UsageError(f"--data {args.data}: no such file")
     if args.n < 1 or args.k < 1 or args.k > args.n:
         raise UsageError("need 1 <= --k <= --n")
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
+    if not 0 <= args.turns <= 20:
+        raise UsageError("--turns must be from 0 to 20")
+    if args.task == "self-rlef" and args.n != 1:
+        raise UsageError("self-rlef solves one program per problem (k=1, as the pipeline runs it): use --n 1")
     settings = Settings(
         task=args.task,
         data=args.data,
@@ -60,6 +64,7 @@ def _eval(args: argparse.Namespace) -> int:
         temperature=args.temperature,
         concurrency=args.concurrency,
         seed=args.seed,
+        turns=args.turns,
     )
     module = importlib.import_module(module_name)
     try:
@@ -68,7 +73,13 @@ def _eval(args: argparse.Namespace) -> int:
         raise UsageError(f"--data {args.data}: {exc}") from None
     if not items_check:
         raise UsageError(f"--data {args.data}: no items")
-    backend = HttpChat(config.model_url(), config.model_name(), config.model_api_key())
+    client = ChatClient(
+        config.model_url(),
+        config.model_name(),
+        config.model_api_key(),
+        concurrency=args.concurrency,
+        timeout_s=600.0,
+    )
     console = Console(stderr=True)
     columns = (TextColumn(args.task), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as bar:
@@ -79,9 +90,9 @@ def _eval(args: argparse.Namespace) -> int:
 
         async def go() -> dict:
             try:
-                return await run(settings, (module.load, module.evaluate), backend, progress)
+                return await run(settings, (module.load, module.evaluate), client, progress)
             finally:
-                await backend.aclose()
+                await client.aclose()
 
         try:
             record = asyncio.run(go())

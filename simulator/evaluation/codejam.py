@@ -91,9 +91,11 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         counts = [(r["n"], r[f"{split}_correct"]) for r in records]
         for k in ctx.ks():
             metrics[f"{split}-pass@{k}"] = estimate_pass_at_k(counts, k)
+    answered = [c for r in records if r["error"] is None for c in r["candidates"]]
     return TaskResult(
         metrics=metrics,
         items=records,
         histogram=[r["public_correct"] for r in records],
         extra={"refused": sum(r["error"] is not None for r in records)},
+        parse_failures={"solve": (sum(c["code"] is None for c in answered), len(answered))},
     )

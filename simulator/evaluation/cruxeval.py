@@ -15,7 +15,7 @@ from typing import Any
 
 from simulator.evaluation.harness import Context, TaskResult
 from simulator.evaluation.metrics import estimate_pass_at_k
-from simulator.evaluation.scoring import cruxeval_passes, extract_answer
+from simulator.evaluation.scoring import answer_found, cruxeval_passes, extract_answer
 
 INSTRUCTION = {
     "direct": (
@@ -85,7 +85,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             passed = await asyncio.to_thread(
                 cruxeval_passes, item["code"], item["input"], item["output"], answer
             )
-            samples.append({"text": text, "answer": answer, "passed": passed})
+            samples.append({"text": text, "answer": answer, "passed": passed, "parsed": answer_found(text)})
         return {
             "id": item["id"],
             "gold": item["output"],
@@ -97,4 +97,11 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     records = await ctx.map(one, items)
     counts = [(r["n"], r["correct"]) for r in records]
     metrics = {f"pass@{k}": estimate_pass_at_k(counts, k) for k in ctx.ks()}
-    return TaskResult(metrics=metrics, items=records, histogram=[c for _, c in counts])
+    samples = [s for r in records for s in r["samples"]]
+    unparsed = sum(not s["parsed"] for s in samples)
+    return TaskResult(
+        metrics=metrics,
+        items=records,
+        histogram=[c for _, c in counts],
+        parse_failures={"simulate": (unparsed, len(samples))},
+    )

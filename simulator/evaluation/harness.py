@@ -1,9 +1,11 @@
 """What every task shares: settings, the request context, provenance and the run's outputs.
 
 A task module has ``load(path) -> items`` and ``async evaluate(items, ctx) -> TaskResult``; ``run``
-wires it to a backend and a cache in ``--out``, shows a progress bar, and ``write_outputs`` writes
-results.json (schema in docs/evaluation.md), report.md and PNG plots. ``final_line`` is the last line
-the CLI prints: ``TASK n=N metric=value ...`` with fractions.
+wires it to the model client (``simulator.llm.client.ChatClient``, behind the resumable cache in
+``--out``), shows a progress bar, and ``write_outputs`` writes results.json (schema in
+docs/evaluation.md), report.md and PNG plots. ``final_line`` is the last line the CLI prints:
+``TASK n=N metric=value[low,high] ... parse-fail-STAGE=rate[low,high] ...``, fractions with their 95%
+intervals.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from typing import Any, TypeVar
 
 from simulator import SCHEMA_VERSION, config
 from simulator.evaluation.cache import RequestCache
-from simulator.evaluation.metrics import Estimate
-from simulator.evaluation.requests import ChatBackend, Requester
+from simulator.evaluation.metrics import Estimate, wilson
+from simulator.evaluation.requests import Requester
+from simulator.llm.client import ChatClient
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -43,6 +46,7 @@ class Settings:
     top_p: float = 0.95
     concurrency: int = 8
     seed: int = 0
+    turns: int = 2  # self-rlef: repair turns after the first program
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -56,6 +60,16 @@ class TaskResult:
     items: list[dict[str, Any]]
     histogram: list[int] = field(default_factory=list)  # per-item correct counts, for the plot
     extra: dict[str, Any] = field(default_factory=dict)
+    # stage -> (replies that could not be parsed, replies): solve (no code), simulate (no answer),
+    # repair (neither #SUBMIT nor code), answer (whitebox: no <answer> block)
+    parse_failures: dict[str, tuple[int, int]] = field(default_factory=dict)
+    n_items: int | None = None  # items scored, when a task skips some it was given (default: all)
+
+
+def parse_failure_record(failed: int, total: int) -> dict[str, Any]:
+    """One stage's parse-failure rate with its Wilson interval, as results.json stores it."""
+    est = wilson(failed, total)
+    return {"failed": failed, "total": total, "rate": est.value, "low": est.low, "high": est.high}
 
 
 @dataclass
@@ -104,19 +118,21 @@ Task = tuple[
 
 
 async def run(
-    settings: Settings, task: Task, backend: ChatBackend, progress: ProgressHook | None = None
+    settings: Settings, task: Task, client: ChatClient, progress: ProgressHook | None = None
 ) -> dict[str, Any]:
-    """Evaluate, write the outputs into ``settings.out`` and return the results record."""
+    """Evaluate, write the outputs into ``settings.out`` and return the results record. ``client``
+    should have ``concurrency=settings.concurrency`` (it bounds the requests in flight)."""
     load, evaluate = task
     items = load(settings.data)
     if settings.limit is not None:
         items = items[: settings.limit]
     settings.out.mkdir(parents=True, exist_ok=True)
     cache = RequestCache(settings.out / "requests.jsonl")
-    requester = Requester(backend, cache, concurrency=settings.concurrency)
+    requester = Requester(client, cache)
     started = datetime.now(UTC)
     t0 = time.monotonic()
     try:
+        await requester.learn_model()
         result = await evaluate(items, Context(settings, requester, progress))
     finally:
         cache.close()
@@ -124,15 +140,19 @@ async def run(
     record = {
         "schema_version": SCHEMA_VERSION,
         "task": settings.task,
-        "n_items": len(items),
+        "n_items": len(items) if result.n_items is None else result.n_items,
         "metrics": {name: est.to_dict() for name, est in result.metrics.items()},
+        "parse_failures": {
+            stage: parse_failure_record(failed, total)
+            for stage, (failed, total) in result.parse_failures.items()
+        },
         "requests": {
             "sent": requester.sent,
             "cached": requester.cached,
             "completion_tokens_sent": requester.completion_tokens,
         },
         "seconds": round(seconds, 3),
-        "provenance": provenance(settings, backend, started),
+        "provenance": provenance(settings, client, started),
         "extra": result.extra,
         "histogram": result.histogram,
         "items": result.items,
@@ -141,13 +161,13 @@ async def run(
     return record
 
 
-def provenance(settings: Settings, backend: ChatBackend, started: datetime) -> dict[str, Any]:
+def provenance(settings: Settings, client: ChatClient, started: datetime) -> dict[str, Any]:
     from simulator.llm.default_model import default_model_dir, weights_sha256
 
-    sha = weights_sha256(default_model_dir()) if backend.model == config.DEFAULT_MODEL_NAME else None
+    sha = weights_sha256(default_model_dir()) if client.model == config.DEFAULT_MODEL_NAME else None
     return {
-        "model": backend.model,
-        "model_url": getattr(backend, "base_url", None),
+        "model": client.model,
+        "model_url": client.base_url,
         "weights_sha256": sha,
         "data": {"path": str(settings.data), "sha256": _file_sha256(settings.data)},
         "settings": settings.to_dict(),
@@ -158,8 +178,15 @@ def provenance(settings: Settings, backend: ChatBackend, started: datetime) -> d
 
 
 def final_line(record: dict[str, Any]) -> str:
-    figures = " ".join(f"{name}={m['value']:.3f}" for name, m in record["metrics"].items())
-    return f"{record['task']} n={record['n_items']} {figures}".rstrip()
+    """``TASK n=N name=value[low,high] ...``: every figure, then every stage's parse-failure rate."""
+    figures = [
+        f"{name}={m['value']:.3f}[{m['low']:.3f},{m['high']:.3f}]" for name, m in record["metrics"].items()
+    ]
+    figures += [
+        f"parse-fail-{stage}={p['rate']:.3f}[{p['low']:.3f},{p['high']:.3f}]"
+        for stage, p in record.get("parse_failures", {}).items()
+    ]
+    return f"{record['task']} n={record['n_items']} {' '.join(figures)}".rstrip()
 
 
 def write_outputs(out: Path, record: dict[str, Any]) -> None:

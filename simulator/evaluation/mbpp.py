@@ -28,7 +28,7 @@ from typing import Any
 from simulator.evaluation import cruxeval
 from simulator.evaluation.harness import Context, TaskResult
 from simulator.evaluation.metrics import Estimate, estimate_pass_at_k, wilson
-from simulator.evaluation.scoring import extract_answer, prediction_passes, run_check
+from simulator.evaluation.scoring import answer_found, extract_answer, prediction_passes, run_check
 
 SOLVE_MAX_TOKENS = 512
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)(?:```|$)", re.DOTALL)
@@ -100,15 +100,19 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         item_id = str(item["task_id"])
         reply = await ctx.requester.chat(item_id, solve_messages(item), solve_params)
         codes = [extract_code(text) for text in reply.texts]
+        fenced = [bool(_FENCE.findall(text)) for text in reply.texts]
         tests = list(item["test_list"])
         real_all = [await asyncio.to_thread(passes, item, code, tests) for code in codes]
         real_first = [await asyncio.to_thread(passes, item, code, tests[:1]) for code in codes[:k]]
+
+        sim_parsed: list[bool] = []
 
         async def simulated_match(c: int, t: int, code: str, expr: str, expected: str) -> bool:
             messages = cruxeval.messages(code, expr, ctx.settings.prompt)
             sim = await ctx.requester.chat(f"{item_id}/c{c}/t{t}", messages, sim_params)
             program = f"{_prelude(item)}\n{code}"
             answer = extract_answer(sim.texts[0])
+            sim_parsed.append(answer_found(sim.texts[0]))
             return await asyncio.to_thread(prediction_passes, program, expr, expected, answer)
 
         jobs = [
@@ -137,6 +141,9 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             ],
             "chosen": chosen,
             "chosen_passed": {way: real_all[i] for way, i in chosen.items()},
+            "solve_parsed": fenced,
+            "simulations": len(sim_parsed),
+            "simulations_unparsed": sim_parsed.count(False),
         }
 
     records = await ctx.map(one, list(enumerate(items)))
@@ -145,6 +152,17 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     for way in ("sim", "oracle", "random"):
         metrics[f"best@{k}-{way}"] = wilson(sum(r["chosen_passed"][way] for r in records), len(records))
     gap = metrics[f"best@{k}-oracle"].value - metrics[f"best@{k}-sim"].value
+    solves = [ok for r in records for ok in r["solve_parsed"]]
     return TaskResult(
-        metrics=metrics, items=records, histogram=[c for _, c in counts], extra={"simulation_gap": gap}
+        metrics=metrics,
+        items=records,
+        histogram=[c for _, c in counts],
+        extra={"simulation_gap": gap},
+        parse_failures={
+            "solve": (solves.count(False), len(solves)),
+            "simulate": (
+                sum(r["simulations_unparsed"] for r in records),
+                sum(r["simulations"] for r in records),
+            ),
+        },
     )

@@ -52,7 +52,9 @@ def wilson(successes: int, n: int, z: float = Z95) -> Estimate:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Estimate(p, max(0.0, centre - half), min(1.0, centre + half), n, "wilson")
+    low = 0.0 if successes == 0 else max(0.0, min(p, centre - half))  # exact at the ends: no
+    high = 1.0 if successes == n else min(1.0, max(p, centre + half))  # rounding past the value
+    return Estimate(p, low, high, n, "wilson")
 
 
 def bootstrap(values: Sequence[float], resamples: int = 2000, seed: int = 0) -> Estimate:
@@ -72,3 +74,22 @@ def estimate_pass_at_k(counts: Sequence[tuple[int, int]], k: int) -> Estimate:
     if all(n == 1 for n, _ in counts) and k == 1:
         return wilson(sum(c for _, c in counts), len(counts))
     return bootstrap([pass_at_k(n, c, k) for n, c in counts])
+
+
+def ratio_bootstrap(pairs: Sequence[tuple[float, float]], resamples: int = 2000, seed: int = 0) -> Estimate:
+    """sum(numerators) / sum(denominators) over items, with a percentile bootstrap that resamples
+    items (a cluster bootstrap: questions about one program are not independent). Used for white-box
+    accuracy, where items carry different numbers of questions; ``n`` is the number of items."""
+    pairs = [(a, b) for a, b in pairs if b > 0]
+    n = len(pairs)
+    if n == 0:
+        return Estimate(0.0, 0.0, 1.0, 0, "bootstrap")
+
+    def ratio(sample: Sequence[tuple[float, float]]) -> float:
+        return sum(a for a, _ in sample) / sum(b for _, b in sample)
+
+    rng = random.Random(seed)
+    ratios = sorted(ratio(rng.choices(pairs, k=n)) for _ in range(resamples))
+    low = ratios[int(0.025 * (resamples - 1))]
+    high = ratios[int(math.ceil(0.975 * (resamples - 1)))]
+    return Estimate(ratio(pairs), low, high, n, "bootstrap")

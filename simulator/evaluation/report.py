@@ -21,12 +21,13 @@ def write_plots(out: Path, record: dict[str, Any]) -> list[str]:
     names = list(record["metrics"])
     if names:
         values = [record["metrics"][n]["value"] for n in names]
-        lows = [v - record["metrics"][n]["low"] for n, v in zip(names, values, strict=True)]
-        highs = [record["metrics"][n]["high"] - v for n, v in zip(names, values, strict=True)]
+        # clamped: float rounding can put a bound a hair on the wrong side of the value
+        lows = [max(0.0, v - record["metrics"][n]["low"]) for n, v in zip(names, values, strict=True)]
+        highs = [max(0.0, record["metrics"][n]["high"] - v) for n, v in zip(names, values, strict=True)]
         fig, ax = plt.subplots(figsize=(1.2 * len(names) + 2, 3.5))
         ax.bar(names, values, yerr=[lows, highs], capsize=4, color="#4c72b0")
-        ax.set_ylim(0, 1)
-        ax.set_ylabel("fraction (95% CI)")
+        ax.set_ylim(0, max([1.0] + [record["metrics"][n]["high"] for n in names]))
+        ax.set_ylabel("value (95% CI)")
         ax.set_title(f"{record['task']} (n={record['n_items']}, {record['provenance']['model']})")
         fig.tight_layout()
         fig.savefig(out / "metrics.png", dpi=100)
@@ -36,7 +37,7 @@ def write_plots(out: Path, record: dict[str, Any]) -> list[str]:
         fig, ax = plt.subplots(figsize=(5, 3.5))
         top = max(record["histogram"])
         ax.hist(record["histogram"], bins=range(0, top + 2), align="left", rwidth=0.8, color="#55a868")
-        ax.set_xlabel("correct samples per item")
+        ax.set_xlabel(record.get("extra", {}).get("histogram_label", "correct samples per item"))
         ax.set_ylabel("items")
         fig.tight_layout()
         fig.savefig(out / "histogram.png", dpi=100)
@@ -58,6 +59,16 @@ def write_report(out: Path, record: dict[str, Any], plots: list[str]) -> None:
     ]
     for name, m in record["metrics"].items():
         lines.append(f"| {name} | {m['value']:.3f} | [{m['low']:.3f}, {m['high']:.3f}] | {m['method']} |")
+    failures = record.get("parse_failures") or {}
+    if failures:
+        lines += ["", "| stage | parse failures | rate | 95% CI |", "|---|---|---|---|"]
+        for stage, p in failures.items():
+            interval = f"[{p['low']:.3f}, {p['high']:.3f}]"
+            lines.append(f"| {stage} | {p['failed']} / {p['total']} | {p['rate']:.3f} | {interval} |")
+    for table in record.get("extra", {}).get("tables", []):
+        lines += ["", f"**{table['title']}**", "", "| " + " | ".join(table["header"]) + " |"]
+        lines.append("|" + "---|" * len(table["header"]))
+        lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in table["rows"]]
     req = record["requests"]
     lines += [
         "",

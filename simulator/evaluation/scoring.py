@@ -37,6 +37,19 @@ def extract_answer(completion: str) -> str:
     return lines[0].strip().strip("`").strip() if lines else ""
 
 
+def answer_found(completion: str) -> bool:
+    """Whether a completion states an answer at all: an ``[ANSWER]`` block or an ``assert ... ==``
+    line with a value after the ``==`` other than the question's ``??`` placeholder. False is a parse
+    failure (``extract_answer`` would fall back to the last line of free text)."""
+    if _ANSWER.findall(completion):
+        answer = extract_answer(completion)
+    else:
+        lines = [line.strip() for line in completion.splitlines()]
+        asserts = [line for line in lines if line.startswith("assert") and "==" in line]
+        answer = asserts[-1].split("==", 1)[1].strip() if asserts else ""
+    return bool(answer) and answer.replace(" ", "").strip("?") != ""
+
+
 def cruxeval_passes(code: str, call_input: str, gold: str, answer: str, timeout_s: float = TIMEOUT_S) -> bool:
     """CRUXEval-O: does ``answer`` equal ``f(call_input)``'s gold output (by Python value)?"""
     reward = OutputPredictionReward(kind="call", timeout_s=timeout_s)

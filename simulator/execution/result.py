@@ -15,7 +15,7 @@ Statuses (a closed list; scripts rely on these names):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from simulator import SCHEMA_VERSION

@@ -1,4 +1,5 @@
-"""The harness end to end with a scripted backend (a test double), and against the real vLLM server."""
+"""The harness end to end with a scripted model server (a test double behind the real ChatClient), and
+against the real vLLM server."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import pytest
 from simulator.evaluation import cruxeval, mbpp
 from simulator.evaluation.cache import RequestCache, request_key
 from simulator.evaluation.harness import Settings, final_line, run
-from simulator.evaluation.requests import Reply
-from simulator.evaluation.scoring import extract_answer
+from simulator.evaluation.scoring import answer_found, extract_answer
+from simulator.llm.testing import FakeModelServer
+from tests.simulator.evaluation.eval_doubles import fake_client, table_responder, write_jsonl
 
 REPO = Path(__file__).resolve().parents[3]
 BENCHMARKS = REPO.parent / "shared" / "benchmarks"
@@ -25,29 +27,6 @@ CRUX = [
     {"id": "b", "code": "def f(s):\n    return s[::-1]", "input": "'ab'", "output": "'ba'"},
     {"id": "c", "code": "def f(xs):\n    return sorted(xs)", "input": "[2, 1]", "output": "[1, 2]"},
 ]
-
-
-class ScriptedBackend:
-    """Test double for the model server: answers each CRUXEval item from a table, counts requests."""
-
-    model = "scripted"
-
-    def __init__(self, answers: dict[str, list[str]]) -> None:
-        self.answers = answers
-        self.calls = 0
-
-    async def chat(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Reply:
-        self.calls += 1
-        question = messages[-1]["content"]
-        for needle, texts in self.answers.items():
-            if needle in question:
-                return Reply(texts[: params["n"]], completion_tokens=5 * params["n"])
-        return Reply(["[ANSWER]\nassert f() == None"] * params["n"])
-
-
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 @pytest.mark.parametrize(
@@ -83,32 +62,46 @@ def test_cache_key_changes_with_every_part_and_survives_a_torn_line(tmp_path: Pa
 async def test_cruxeval_scores_by_value_counts_pass_at_k_and_resumes_without_resending(
     tmp_path: Path,
 ) -> None:
-    data = _write_jsonl(tmp_path / "crux.jsonl", CRUX)
-    backend = ScriptedBackend(
-        {
-            "f(3)": ["[ANSWER]\nassert f(3) == 6\n[/ANSWER]", "[ANSWER]\nassert f(3) == 7\n[/ANSWER]"],
-            "f('ab')": ["[ANSWER]\nassert f('ab') == \"ba\"\n[/ANSWER]", "[ANSWER]\nassert f('ab') == 'ba'"],
-            "f([2, 1])": ["[ANSWER]\nassert f([2, 1]) == f([2, 1])\n[/ANSWER]"] * 2,  # cheating never counts
-        }
+    data = write_jsonl(tmp_path / "crux.jsonl", CRUX)
+    server = FakeModelServer(
+        table_responder(
+            {
+                "f(3)": ["[ANSWER]\nassert f(3) == 6\n[/ANSWER]", "[ANSWER]\nassert f(3) == 7\n[/ANSWER]"],
+                "f('ab')": [
+                    "[ANSWER]\nassert f('ab') == \"ba\"\n[/ANSWER]",
+                    "[ANSWER]\nassert f('ab') == 'ba'",
+                ],
+                # cheating never counts; the second sample states no answer at all (a parse failure)
+                "f([2, 1])": ["[ANSWER]\nassert f([2, 1]) == f([2, 1])\n[/ANSWER]", "I think it sorts."],
+            },
+            "[ANSWER]\nassert f() == None",
+        )
     )
     settings = Settings(task="cruxeval-o", data=data, out=tmp_path / "out", n=2, k=2)
 
-    record = await run(settings, (cruxeval.load, cruxeval.evaluate), backend)
+    record = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(server))
 
     assert [item["correct"] for item in record["items"]] == [1, 2, 0]
     assert record["metrics"]["pass@1"]["value"] == pytest.approx(0.5)
     assert record["metrics"]["pass@2"]["value"] == pytest.approx(2 / 3)
-    assert record["requests"] == {"sent": 3, "cached": 0, "completion_tokens_sent": 30}
-    assert final_line(record) == "cruxeval-o n=3 pass@1=0.500 pass@2=0.667"
+    assert record["requests"]["sent"] == 3 and record["requests"]["cached"] == 0
+    assert record["requests"]["completion_tokens_sent"] > 0
+    assert record["parse_failures"]["simulate"]["failed"] == 1
+    assert record["parse_failures"]["simulate"]["total"] == 6
+    line = final_line(record)
+    assert line.startswith("cruxeval-o n=3 pass@1=0.500[") and " pass@2=0.667[" in line
+    assert " parse-fail-simulate=0.167[" in line
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert saved["provenance"]["data"]["sha256"] and saved["provenance"]["model"] == "scripted"
+    assert saved["provenance"]["data"]["sha256"] and saved["provenance"]["model"] == "fake-model"
+    assert saved["provenance"]["model_url"] == "http://fake-model/v1"
     assert {"results.json", "report.md", "metrics.png", "requests.jsonl"} <= {
         p.name for p in (tmp_path / "out").iterdir()
     }
+    assert "| simulate | 1 / 6 |" in (tmp_path / "out" / "report.md").read_text()
 
-    again = await run(settings, (cruxeval.load, cruxeval.evaluate), backend)
+    again = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(server))
 
-    assert backend.calls == 3  # nothing sent twice
+    assert len(server.requests) == 3  # nothing sent twice
     assert again["requests"]["sent"] == 0 and again["requests"]["cached"] == 3
     assert again["metrics"] == record["metrics"]
 
@@ -121,25 +114,23 @@ async def test_mbpp_best_at_k_picks_by_simulation_oracle_and_random(tmp_path: Pa
         "test_imports": [],
         "test_list": ["assert double(2) == 4", "assert double(5) == 10"],
     }
-    data = _write_jsonl(tmp_path / "mbpp.jsonl", [item])
+    data = write_jsonl(tmp_path / "mbpp.jsonl", [item])
     wrong = "```python\ndef double(x):\n    return x + 2\n```"
     right = "```python\ndef double(x):\n    return x * 2\n```"
 
-    class Backend(ScriptedBackend):
-        async def chat(self, messages: list[dict[str, str]], params: dict[str, Any]) -> Reply:
-            self.calls += 1
-            question = messages[-1]["content"]
-            if "Write a function" in question:
-                return Reply([wrong, right])
-            # The "simulation": right for the correct candidate, claims success for the wrong one on 2
-            value = {"double(2)": "4", "double(5)": "10" if "x * 2" in question else "7"}
-            call = "double(2)" if "double(2)" in question else "double(5)"
-            return Reply([f"[ANSWER]\nassert {call} == {value[call]}"])
+    def respond(body: dict[str, Any]) -> list[str]:
+        question = body["messages"][-1]["content"]
+        if "Write a function" in question:
+            return [wrong, right]
+        # The "simulation": right for the correct candidate, claims success for the wrong one on 2
+        value = {"double(2)": "4", "double(5)": "10" if "x * 2" in question else "7"}
+        call = "double(2)" if "double(2)" in question else "double(5)"
+        return [f"[ANSWER]\nassert {call} == {value[call]}"]
 
-    backend = Backend({})
+    server = FakeModelServer(respond)
     settings = Settings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2)
 
-    record = await run(settings, (mbpp.load, mbpp.evaluate), backend)
+    record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(server))
 
     only = record["items"][0]
     assert [c["passed"] for c in only["candidates"]] == [False, True]
@@ -148,14 +139,35 @@ async def test_mbpp_best_at_k_picks_by_simulation_oracle_and_random(tmp_path: Pa
     assert record["metrics"]["best@2-sim"]["value"] == 1.0
     assert record["metrics"]["pass@1"]["value"] == pytest.approx(0.5)
     assert record["extra"]["simulation_gap"] == 0.0
-    assert backend.calls == 1 + 2 * 2
+    assert len(server.requests) == 1 + 2 * 2
+    assert record["parse_failures"]["solve"] == {"failed": 0, "total": 2, **_interval(0, 2)}
+    assert record["parse_failures"]["simulate"]["failed"] == 0
+    assert record["parse_failures"]["simulate"]["total"] == 4
 
 
-def test_cli_rejects_unimplemented_tasks_and_bad_k(tmp_path: Path) -> None:
-    data = _write_jsonl(tmp_path / "d.jsonl", CRUX)
+def _interval(failed: int, total: int) -> dict[str, float]:
+    from simulator.evaluation.metrics import wilson
+
+    est = wilson(failed, total)
+    return {"rate": est.value, "low": est.low, "high": est.high}
+
+
+def test_answer_found_tells_a_stated_answer_from_free_text() -> None:
+    assert answer_found("[ANSWER]\nassert f(1) == 2")
+    assert answer_found("so\nassert f(1) == [1]")
+    assert not answer_found("The function sorts the list.")
+    assert not answer_found("[ANSWER]\n[/ANSWER]")
+    assert not answer_found("[ANSWER]\nassert f(1) == ??\n")  # the question's placeholder
+    assert not answer_found("assert f(1) == ????")
+    assert not answer_found("")
+
+
+def test_cli_rejects_bad_arguments(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "d.jsonl", CRUX)
     from simulator.cli import main
 
-    assert main(["eval", "whitebox", "--data", str(data)]) == 2
+    assert main(["eval", "whitebox", "--data", str(data), "--turns", "-1"]) == 2
+    assert main(["eval", "self-rlef", "--data", str(data), "--n", "2", "--k", "1"]) == 2
     assert main(["eval", "cruxeval-o", "--data", str(data), "--n", "1", "--k", "2"]) == 2
     assert main(["eval", "cruxeval-o", "--data", str(tmp_path / "missing.jsonl")]) == 2
 
@@ -208,17 +220,17 @@ async def test_codejam_scores_public_and_private_tests_separately(tmp_path: Path
         "private_tests": [{"subtask": 1, "input": "1\n50\n", "output": "Case #1: 100\n"}],
         "output_validator_flags": "float_tolerance 1e-6",
     }
-    data = _write_jsonl(tmp_path / "cj.jsonl", [record])
+    data = write_jsonl(tmp_path / "cj.jsonl", [record])
     right = (
         "```python\nt = int(input())\nfor i in range(t):\n    print(f'Case #{i+1}: {2*int(input())}')\n```"
     )
     hardcoded = "```python\nprint('Case #1: 2')\nprint('Case #2: 4')\n```"
-    backend = ScriptedBackend({"Print twice": [right, hardcoded, "no code here"]})
+    server = FakeModelServer(table_responder({"Print twice": [right, hardcoded, "no code here"]}, ""))
     settings = Settings(task="codejam", data=data, out=tmp_path / "out", n=3, k=3)
 
     from simulator.evaluation import codejam
 
-    result = await run(settings, (codejam.load, codejam.evaluate), backend)
+    result = await run(settings, (codejam.load, codejam.evaluate), fake_client(server))
 
     only = result["items"][0]
     assert [(c["public"], c["private"]) for c in only["candidates"]] == [
@@ -229,3 +241,6 @@ async def test_codejam_scores_public_and_private_tests_separately(tmp_path: Path
     assert result["metrics"]["public-pass@1"]["value"] == pytest.approx(2 / 3)
     assert result["metrics"]["private-pass@1"]["value"] == pytest.approx(1 / 3)
     assert result["metrics"]["private-pass@3"]["value"] == 1.0
+    assert (
+        result["parse_failures"]["solve"]["failed"] == 1 and result["parse_failures"]["solve"]["total"] == 3
+    )

@@ -55,3 +55,20 @@ def test_estimate_uses_wilson_for_one_sample_and_bootstrap_otherwise() -> None:
     assert estimate_pass_at_k([(1, 1), (1, 0)], 1).method == "wilson"
     several = estimate_pass_at_k([(4, 1), (4, 0)], 1)
     assert several.method == "bootstrap" and several.value == pytest.approx(0.125)
+
+
+def test_wilson_bounds_are_exact_at_zero_and_one() -> None:
+    # plots draw value - low and high - value as error bars: they must never be negative
+    assert wilson(0, 50).low == 0.0 and wilson(50, 50).high == 1.0
+    for successes in range(0, 51):
+        est = wilson(successes, 50)
+        assert est.low <= est.value <= est.high
+
+
+def test_ratio_bootstrap_pools_by_item_and_resamples_items() -> None:
+    from simulator.evaluation.metrics import ratio_bootstrap
+
+    est = ratio_bootstrap([(1, 1), (0, 3), (2, 4), (0, 0)])  # the item without questions is left out
+    assert est.value == pytest.approx(3 / 8) and est.n == 3 and est.method == "bootstrap"
+    assert 0.0 <= est.low <= est.value <= est.high <= 1.0
+    assert ratio_bootstrap([]).n == 0

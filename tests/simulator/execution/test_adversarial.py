@@ -13,10 +13,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tests.simulator.execution.sandbox_support import SMALL, VARIANTS, make_pool
 
 from simulator import config
 from simulator.execution import Pool, Program
+from tests.simulator.execution.sandbox_support import SMALL, VARIANTS, make_pool
 
 SECRET = f"execsim-secret-{uuid.uuid4().hex}"
 
@@ -159,7 +159,8 @@ def test_the_data_directory_is_hidden(pool: Pool) -> None:
     try:
         code = (
             f"import os\nprint(os.listdir({str(config.data_dir())!r}))\n"
-            f"try:\n    print(open({str(secret_file)!r}).read())\nexcept OSError as exc:\n    print('refused')\n"
+            f"try:\n    print(open({str(secret_file)!r}).read())\n"
+            "except OSError:\n    print('refused')\n"
         )
         result = run(pool, code)
     finally:

@@ -7,10 +7,10 @@ import ast
 import json
 
 import pytest
-from tests.simulator.execution.sandbox_support import benchmark_file
 
 from simulator.execution import Pool, Program
 from simulator.execution.program import call_from_input
+from tests.simulator.execution.sandbox_support import benchmark_file
 
 
 @pytest.fixture(scope="module")

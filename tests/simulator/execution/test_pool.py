@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 
 import pytest
-from tests.simulator.execution.sandbox_support import VARIANTS, make_pool
 
 from simulator.execution import Pool, Program, SandboxError
 from simulator.execution import sandbox as sandbox_module
+from tests.simulator.execution.sandbox_support import VARIANTS, make_pool
 
 
 @pytest.fixture(scope="module", params=VARIANTS)

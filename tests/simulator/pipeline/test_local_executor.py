@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.simulator.pipeline.pipeline_doubles import DOUBLE_PROBLEM, RIGHT, collect, make_client, of_type
 
 from simulator.execution.program import Program
 from simulator.llm.testing import FakeModelServer, PipelineScript
 from simulator.pipeline import Settings, run
 from simulator.pipeline.executor import LocalExecutor
 from simulator.problem import Problem
+from tests.simulator.pipeline.pipeline_doubles import DOUBLE_PROBLEM, RIGHT, collect, make_client, of_type
 
 
 @pytest.fixture(scope="module")

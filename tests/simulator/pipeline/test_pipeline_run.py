@@ -10,6 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
+
+from simulator.llm.client import ChatClient
+from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
+from simulator.pipeline import EVENT_TYPES, FINAL_TYPES, Event, Settings, run
+from simulator.problem import Problem
 from tests.simulator.pipeline.pipeline_doubles import (
     DOUBLE_PROBLEM,
     RIGHT,
@@ -23,11 +28,6 @@ from tests.simulator.pipeline.pipeline_doubles import (
     run_script,
     run_stdin,
 )
-
-from simulator.llm.client import ChatClient
-from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
-from simulator.pipeline import EVENT_TYPES, FINAL_TYPES, Event, Settings, run
-from simulator.problem import Problem
 
 CALL_PROBLEM = {
     "title": "Twice",

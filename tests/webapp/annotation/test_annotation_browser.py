@@ -1,6 +1,6 @@
 """The annotation workflow in Chromium: edit a simulated trace and see a wrong claim flagged, fix it,
 accept from the keyboard; a second annotator skips, undoes and rejects; staff adjudicate the
-disagreement; the export follows. Also writes docs/screenshots/review.png."""
+disagreement; the export follows. Also takes the review.png screenshot."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,7 +28,11 @@ from simulator.llm.testing import PipelineScript
 
 REPO = Path(__file__).resolve().parents[3]
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = REPO / "docs" / "screenshots"
+# Screenshots go to a temporary folder; EXECSIM_SCREENSHOTS=docs/screenshots refreshes the ones in docs/.
+SCREENSHOTS = Path(
+    os.environ.get("EXECSIM_SCREENSHOTS") or Path(tempfile.gettempdir()) / "execsim-screenshots"
+)
+SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
 # Variables the test session sets for itself (webapp.test_settings, tests/webapp/conftest.py) that a
 # server started for a browser test must not inherit blindly.

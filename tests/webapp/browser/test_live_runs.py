@@ -2,7 +2,7 @@
 the real pipeline and model client), against the fake model server (a test double of vLLM, scripted):
 sign up, create a problem, solve and watch the run stream to the end; reload mid-run; cancel and retry;
 the read-only share link logged out; run for real; model output with <script> shown as text; simulate
-my code. Writes the screenshots in docs/screenshots/.
+my code. Takes the screenshots of docs/screenshots/ (support.SCREENSHOTS).
 """
 
 from __future__ import annotations

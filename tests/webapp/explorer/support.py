@@ -5,6 +5,7 @@ Chromium (Playwright) logged in as a given user."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,11 @@ WRONG_5 = (
 )
 FIXED_5 = WRONG_5.replace("7", "6")
 CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = Path(__file__).resolve().parents[3] / "docs" / "screenshots"
+# Screenshots go to a temporary folder; EXECSIM_SCREENSHOTS=docs/screenshots refreshes the ones in docs/.
+SCREENSHOTS = Path(
+    os.environ.get("EXECSIM_SCREENSHOTS") or Path(tempfile.gettempdir()) / "execsim-screenshots"
+)
+SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
 
 @pytest.fixture

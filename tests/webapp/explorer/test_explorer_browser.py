@@ -1,6 +1,6 @@
 """The explorer in Chromium: step with buttons, keys, slider and jump; the changed value and the
 current line highlighted; a claim click jumps to its step; the embed link works logged out.
-Also writes docs/screenshots/explorer.png."""
+Also takes the explorer.png screenshot (see support.SCREENSHOTS)."""
 
 from __future__ import annotations
 

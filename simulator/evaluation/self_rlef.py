@@ -1,0 +1,213 @@
+"""Self-RLEF: does repairing from the model's own simulated feedback fix programs, or break them?
+
+Each problem (MBPP call-style, its first assert public and the rest private; or Code Jam stdin, public
+and private test files) goes through the real pipeline, ``simulator.pipeline.run`` with
+``Settings(k=1, turns=T)``: solve one program, simulate it on the public tests, then up to T turns of
+the repair prompt fed with the simulated outputs, stopping at ``#SUBMIT``. The pipeline's client is
+the run's ``CachingClient`` (``requests``), so a rerun resends nothing and the events are those the
+web page shows.
+
+Ground truth: the initial candidate (turn 0) and the submitted program (``run_finished.code``) both
+run for real on every test with the pipeline's own judge (``pipeline.executor.program_for``,
+``real_output``, ``matching.problem_matches``). A program passes a split when it passes all of its
+tests. Figures, joint fractions of all problems as in the Self-RLEF paper's Table 5:
+``{public,private}-{fail,pass}-{fail,pass}`` (initial -> submitted), and ``initial-``/``final-``
+``public``/``private`` pass rates. A problem without code from the model counts as failing both times;
+one whose prompt does not fit the context window too (``extra.prompt_too_long``). Problems without
+private tests are left out of the private figures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from simulator.benchmarks import from_codejam, from_mbpp
+from simulator.evaluation.harness import Context, TaskResult
+from simulator.evaluation.metrics import Estimate, wilson
+from simulator.pipeline import Settings as PipelineSettings
+from simulator.pipeline import run as pipeline_run
+from simulator.pipeline.executor import LocalExecutor, program_for, real_output
+from simulator.pipeline.matching import problem_matches
+from simulator.problem import Problem
+
+DEFAULT_TURNS = 2
+MAX_TOKENS = 512
+OUTCOMES = ("fail-fail", "fail-pass", "pass-fail", "pass-pass")
+PROMPT_TOO_LONG = "prompt too long"
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    """MBPP (``task_id``, ``test_list``) or Code Jam (``statement_text``, ``public_tests``) records."""
+    items = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        if {"task_id", "prompt", "test_list"} <= set(record):
+            items.append({"id": str(record["task_id"]), "format": "mbpp", "record": record})
+        elif {"id", "statement_text", "public_tests", "private_tests"} <= set(record):
+            items.append({"id": str(record["id"]), "format": "codejam", "record": record})
+        else:
+            raise ValueError(f"{path}:{number}: neither an MBPP nor a Code Jam record")
+    return items
+
+
+def to_problem(item: dict[str, Any]) -> Problem:
+    convert = from_mbpp if item["format"] == "mbpp" else from_codejam
+    return convert(item["record"])
+
+
+async def judge(problem: Problem, code: str | None) -> dict[str, bool | None]:
+    """Run ``code`` on every test for real: passes all public / all private tests (None: no private
+    tests). No code fails both."""
+    public_tests = [t for t in problem.tests if t.public]
+    private_tests = [t for t in problem.tests if not t.public]
+    if not code:
+        return {"public": False, "private": False if private_tests else None}
+    executor = LocalExecutor()
+
+    async def passes(test: Any) -> bool:
+        result = await executor.execute(program_for(problem, code, test), trace=False)
+        return result.status == "ok" and problem_matches(problem, test.output, real_output(problem, result))
+
+    public = [await passes(t) for t in public_tests]
+    private = [await passes(t) for t in private_tests]
+    return {"public": all(public), "private": all(private) if private else None}
+
+
+def summarize_events(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """What one pipeline run did, from its events (``Event.to_dict()`` payloads with ``type``):
+    the initial and submitted code, turns, and the parse failures of each stage."""
+    out: dict[str, Any] = {
+        "initial": None,
+        "final": None,
+        "turns_used": 0,
+        "submitted": False,
+        "error": None,
+        "solve": [0, 0],  # [unparsed, replies]
+        "simulate": [0, 0],
+        "repair": [0, 0],
+        "prompt_too_long": 0,
+    }
+    for event in events:
+        kind, p = event["type"], event["payload"]
+        if kind == "candidate_done":
+            out["solve"][1] += 1
+            out["solve"][0] += p["code"] is None
+            if p["candidate"] == 0:
+                out["initial"] = p["code"]
+        elif kind == "simulation_done":
+            if (p.get("parse_error") or "").startswith(PROMPT_TOO_LONG):
+                out["prompt_too_long"] += 1
+                continue
+            out["simulate"][1] += 1
+            out["simulate"][0] += p["predicted"] is None
+        elif kind == "repair_turn":
+            if (p.get("parse_error") or "").startswith(PROMPT_TOO_LONG):
+                out["prompt_too_long"] += 1
+                continue
+            out["repair"][1] += 1
+            out["repair"][0] += not p["submitted"] and p["code"] is None
+        elif kind == "run_finished":
+            out.update(final=p["code"], turns_used=p["turns_used"], submitted=p["submitted"])
+        elif kind == "run_failed":
+            out["error"] = {"error": p["error"], "message": p["message"]}
+    return out
+
+
+async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
+    turns = ctx.settings.turns
+    temperature = ctx.settings.temperature if ctx.settings.temperature is not None else 0.0
+
+    async def one(indexed: tuple[int, dict[str, Any]]) -> dict[str, Any]:
+        index, item = indexed
+        problem = to_problem(item)
+        settings = PipelineSettings(
+            k=1,
+            turns=turns,
+            sims=1,
+            seed=ctx.settings.seed + index,
+            temperature=temperature,
+            top_p=ctx.settings.top_p,
+            max_tokens=MAX_TOKENS,
+            concurrency=ctx.settings.concurrency,
+        )
+        client = ctx.requester.client_for(item["id"])
+        events = [
+            event.to_dict()
+            async for event in pipeline_run(problem, settings, client, run_id=f"eval-{item['id']}")  # type: ignore[arg-type]
+        ]
+        summary = summarize_events(events)
+        error = summary["error"]
+        if error is not None and error["error"] == "prompt_too_long":
+            summary["prompt_too_long"] += 1
+        elif error is not None and error["error"] != "no_code":
+            # the server went away (or the like): end the evaluation; the cache keeps what was done
+            raise RuntimeError(f"pipeline run for {item['id']} failed: {error['error']}: {error['message']}")
+        initial = await judge(problem, summary["initial"])
+        final_code = summary["final"] if summary["final"] is not None else summary["initial"]
+        final = initial if final_code == summary["initial"] else await judge(problem, final_code)
+        return {
+            "id": item["id"],
+            "initial": {"code": summary["initial"], **initial},
+            "final": {"code": final_code, **final},
+            "changed": final_code != summary["initial"],
+            "turns_used": summary["turns_used"],
+            "submitted": summary["submitted"],
+            "error": error,
+            "prompt_too_long": summary["prompt_too_long"],
+            "parse": {stage: summary[stage] for stage in ("solve", "simulate", "repair")},
+        }
+
+    records = await ctx.map(one, list(enumerate(items)))
+    metrics: dict[str, Estimate] = {}
+    tables = []
+    fix_break: dict[str, Any] = {}
+    for split in ("public", "private"):
+        scored = [r for r in records if r["initial"][split] is not None]
+        counts = dict.fromkeys(OUTCOMES, 0)
+        for r in scored:
+            counts[f"{_word(r['initial'][split])}-{_word(r['final'][split])}"] += 1
+        for outcome in OUTCOMES:
+            metrics[f"{split}-{outcome}"] = wilson(counts[outcome], len(scored))
+        metrics[f"initial-{split}"] = wilson(counts["pass-fail"] + counts["pass-pass"], len(scored))
+        metrics[f"final-{split}"] = wilson(counts["fail-pass"] + counts["pass-pass"], len(scored))
+        fix_break[split] = {"n": len(scored), "counts": counts}
+        tables.append(_table(split, counts, len(scored)))
+    parse_failures = {
+        stage: (sum(r["parse"][stage][0] for r in records), sum(r["parse"][stage][1] for r in records))
+        for stage in ("solve", "simulate", "repair")
+    }
+    extra = {
+        "turns": turns,
+        "fix_break": fix_break,
+        "submitted": sum(r["submitted"] for r in records),
+        "changed": sum(r["changed"] for r in records),
+        "mean_turns_used": sum(r["turns_used"] for r in records) / len(records) if records else 0.0,
+        "no_code": sum(r["initial"]["code"] is None for r in records),
+        "prompt_too_long": sum(r["prompt_too_long"] > 0 for r in records),
+        "tables": tables,
+    }
+    return TaskResult(
+        metrics=metrics,
+        items=records,
+        histogram=[r["turns_used"] for r in records],
+        extra={**extra, "histogram_label": "repair turns used per problem"},
+        parse_failures=parse_failures,
+    )
+
+
+def _word(passed: bool) -> str:
+    return "pass" if passed else "fail"
+
+
+def _table(split: str, counts: dict[str, int], n: int) -> dict[str, Any]:
+    """Table 5's layout: joint percentages of all problems, initial -> submitted."""
+    cells = [f"{100 * counts[o] / n:.1f}% ({counts[o]})" if n else "n/a" for o in OUTCOMES]
+    return {
+        "title": f"{split} tests, initial -> submitted (n={n}, % of all problems)",
+        "header": ["tests", "fail->fail", "fail->pass", "pass->fail", "pass->pass"],
+        "rows": [[split, *cells]],
+    }

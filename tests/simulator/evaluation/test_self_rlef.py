@@ -1,0 +1,207 @@
+"""self-rlef: the fix/break table from real pipeline runs against a scripted model server (a test
+double behind the real ChatClient), ground truth by real execution, and resuming from the cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from simulator.evaluation import self_rlef
+from simulator.evaluation.harness import Settings, final_line, run
+from simulator.llm.client import ChatClient
+from simulator.llm.testing import FakeModelServer, parse_simulate_prompt
+from simulator.prompts import kind_of
+from tests.simulator.evaluation.eval_doubles import fake_client, write_jsonl
+
+BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
+SUBMIT = "Looks right.\n```#SUBMIT```"
+
+
+def _mbpp(task_id: int, name: str, tests: list[str]) -> dict[str, Any]:
+    return {"task_id": task_id, "prompt": f"Write `{name}`.", "test_imports": [], "test_list": tests}
+
+
+def _code(name: str, body: str) -> str:
+    return f"```python\ndef {name}(x):\n    return {body}\n```"
+
+
+ITEMS = [
+    # wrong at first (x * 3), fixed by the first repair, then submitted: fail -> pass everywhere
+    _mbpp(1, "double", ["assert double(2) == 4", "assert double(5) == 10", "assert double(0) == 0"]),
+    # right at first, but a lying simulation talks it into a program that only passes the public test
+    _mbpp(2, "triple", ["assert triple(0) == 0", "assert triple(2) == 6", "assert triple(3) == 9"]),
+    # no code at all: fail -> fail, a solve parse failure
+    _mbpp(3, "neg", ["assert neg(1) == -1", "assert neg(2) == -2"]),
+    # right; the repair reply is neither #SUBMIT nor code (a repair parse failure): pass -> pass
+    _mbpp(4, "half", ["assert half(4) == 2", "assert half(6) == 3"]),
+]
+SOLVE = {
+    "double": _code("double", "x * 3"),
+    "triple": _code("triple", "x * 3"),
+    "neg": "I cannot write that.",
+    "half": _code("half", "x // 2"),
+}
+REPAIR = {
+    "double": [_code("double", "x * 2"), SUBMIT],
+    "triple": [_code("triple", "0"), SUBMIT],
+    "neg": [SUBMIT],
+    "half": ["I am not sure what to do."],
+}
+
+
+class SelfRlefModel:
+    """Test double of the model: solves from SOLVE, simulates honestly (by running the code here)
+    except that it claims ``triple(0)`` of the right program is 1, and repairs from REPAIR in turn."""
+
+    def __init__(self) -> None:
+        self.repairs: dict[str, int] = {}
+
+    def __call__(self, body: dict[str, Any]) -> list[str]:
+        messages = body["messages"]
+        kind = kind_of(messages)
+        user = messages[-1]["content"]
+        name = next(n for n in SOLVE if f"`{n}`" in user or f"def {n}(" in user)
+        if kind == "solve":
+            return [SOLVE[name]]
+        if kind == "repair":
+            turn = self.repairs.get(name, 0)
+            self.repairs[name] = turn + 1
+            return [REPAIR[name][min(turn, len(REPAIR[name]) - 1)]]
+        code, call = parse_simulate_prompt(user)
+        namespace: dict[str, Any] = {}
+        exec(code, namespace)  # the test's own scripted programs, not model output
+        value = eval(call, namespace)
+        if call == "triple(0)" and "x * 3" in code:
+            value = 1
+        return [f"[ANSWER]\nassert {call} == {value!r}\n[/ANSWER]"]
+
+
+@pytest.mark.asyncio
+async def test_self_rlef_counts_fixes_and_breaks_on_public_and_private_tests(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "mbpp.jsonl", ITEMS)
+    server = FakeModelServer(SelfRlefModel())
+    settings = Settings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)
+
+    record = await run(settings, (self_rlef.load, self_rlef.evaluate), fake_client(server))
+
+    by_id = {item["id"]: item for item in record["items"]}
+    assert (by_id["1"]["initial"]["public"], by_id["1"]["final"]["public"]) == (False, True)
+    assert (by_id["2"]["initial"]["private"], by_id["2"]["final"]["private"]) == (True, False)
+    assert by_id["2"]["final"]["public"] is True
+    assert by_id["3"]["initial"]["code"] is None and by_id["3"]["error"]["error"] == "no_code"
+    assert by_id["4"]["changed"] is False and by_id["4"]["submitted"] is False
+    assert by_id["1"]["turns_used"] == 2 and by_id["1"]["submitted"] is True
+    metrics = {name: m["value"] for name, m in record["metrics"].items()}
+    assert metrics["public-fail-pass"] == 0.25 and metrics["public-pass-fail"] == 0.0
+    assert metrics["public-fail-fail"] == 0.25 and metrics["public-pass-pass"] == 0.5
+    assert metrics["private-fail-pass"] == 0.25 and metrics["private-pass-fail"] == 0.25
+    assert metrics["initial-private"] == 0.5 and metrics["final-private"] == 0.5
+    assert metrics["initial-public"] == 0.5 and metrics["final-public"] == 0.75
+    assert record["extra"]["fix_break"]["private"] == {
+        "n": 4,
+        "counts": {"fail-fail": 1, "fail-pass": 1, "pass-fail": 1, "pass-pass": 1},
+    }
+    failures = {stage: (p["failed"], p["total"]) for stage, p in record["parse_failures"].items()}
+    assert failures == {"solve": (1, 4), "simulate": (0, 5), "repair": (1, 5)}
+    line = final_line(record)
+    assert line.startswith("self-rlef n=4 public-fail-fail=0.250[")
+    assert "parse-fail-repair=0.200[" in line
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "| private | 25.0% (1) | 25.0% (1) | 25.0% (1) | 25.0% (1) |" in report
+    sent = len(server.requests)
+    assert record["requests"]["sent"] == sent == 4 + 5 + 5  # solves, simulations, repairs
+
+    again = await run(settings, (self_rlef.load, self_rlef.evaluate), fake_client(server))
+
+    assert len(server.requests) == sent  # resumed from the cache: nothing sent twice
+    assert again["requests"] == {"sent": 0, "cached": sent, "completion_tokens_sent": 0}
+    assert again["metrics"] == record["metrics"]
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["task"] == "self-rlef"
+
+    def unreachable(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    down = httpx.MockTransport(unreachable)
+    offline = ChatClient("http://down/v1", server.model, "", retries=0, transport=down)
+    cached_only = await run(settings, (self_rlef.load, self_rlef.evaluate), offline)
+
+    assert cached_only["metrics"] == record["metrics"]  # a fully cached rerun needs no server
+    assert cached_only["requests"]["cached"] == sent
+
+
+@pytest.mark.asyncio
+async def test_self_rlef_on_code_jam_judges_stdin_programs(tmp_path: Path) -> None:
+    record = {
+        "id": "cj/1",
+        "name": "Double",
+        "statement_text": "Print twice each number.",
+        "public_tests": [{"input": "1\n2\n", "output": "Case #1: 4\n"}],
+        "private_tests": [{"subtask": 1, "input": "1\n50\n", "output": "Case #1: 100\n"}],
+        "output_validator_flags": "",
+    }
+    data = write_jsonl(tmp_path / "cj.jsonl", [record])
+    hardcoded = "```python\nprint('Case #1: 4')\n```"
+
+    def respond(body: dict[str, Any]) -> str:
+        kind = kind_of(body["messages"])
+        if kind == "solve":
+            return hardcoded
+        if kind == "repair":
+            return SUBMIT
+        return "<output>\nCase #1: 4\n</output>"
+
+    server = FakeModelServer(respond)
+    settings = Settings(task="self-rlef", data=data, out=tmp_path / "out", turns=1)
+
+    result = await run(settings, (self_rlef.load, self_rlef.evaluate), fake_client(server))
+
+    only = result["items"][0]
+    assert only["initial"]["public"] is True and only["initial"]["private"] is False
+    assert only["submitted"] is True and only["final"] == only["initial"]
+    assert result["metrics"]["private-fail-fail"]["value"] == 1.0
+    assert result["metrics"]["public-pass-pass"]["value"] == 1.0
+
+
+def test_self_rlef_load_rejects_other_formats(tmp_path: Path) -> None:
+    data = write_jsonl(
+        tmp_path / "x.jsonl", [{"code": "def f(): pass", "input": "", "output": "None", "id": "a"}]
+    )
+    with pytest.raises(ValueError, match="neither an MBPP nor a Code Jam record"):
+        self_rlef.load(data)
+
+
+def test_real_server_runs_self_rlef_on_one_mbpp_problem_and_resumes(vllm_server: Any, tmp_path: Path) -> None:
+    data = BENCHMARKS / "mbpp" / "sanitized-dev.jsonl"
+    if not data.is_file():
+        pytest.skip(f"benchmarks not found at {data} (shared/ next to the repository)")
+    env = {**os.environ, "EXECSIM_MODEL_URL": vllm_server.url, "EXECSIM_MODEL_NAME": vllm_server.model_name}
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-c", "import sys; from simulator.cli import main; sys.exit(main(sys.argv[1:]))"]
+    args = ["eval", "self-rlef", "--data", str(data), "--limit", "1", "--turns", "1", "--out", str(out)]
+
+    def cli() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=300)
+
+    first = cli()
+
+    assert first.returncode == 0, first.stderr
+    last = first.stdout.strip().splitlines()[-1]
+    assert last.startswith("self-rlef n=1 public-fail-fail=") and "parse-fail-solve=" in last
+    record = json.loads((out / "results.json").read_text())
+    sent = record["requests"]["sent"]
+    assert sent >= 1 and record["parse_failures"]["solve"]["total"] == 1
+    cells = [record["metrics"][f"public-{o}"]["value"] for o in self_rlef.OUTCOMES]
+    assert sum(cells) == pytest.approx(1.0)
+
+    second = cli()
+
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip().splitlines()[-1] == last
+    assert json.loads((out / "results.json").read_text())["requests"]["sent"] == 0

@@ -1,0 +1,42 @@
+"""Project-wide rules: the core's imports point one way, and the code passes ruff."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FORBIDDEN_IN_CORE = ("django", "channels", "celery", "webapp", "training")
+
+
+def imported_modules(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_simulator_never_imports_the_web_app_training_or_django() -> None:
+    offenders = [
+        f"{path.relative_to(REPO)}: {name}"
+        for path in sorted((REPO / "simulator").rglob("*.py"))
+        for name in imported_modules(path)
+        if name.split(".")[0] in FORBIDDEN_IN_CORE
+    ]
+    assert offenders == []
+
+
+def test_the_code_passes_ruff() -> None:
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is None:
+        pytest.fail("ruff is not installed: pip install -e '.[dev]'")
+    done = subprocess.run([ruff, "check", "--quiet", str(REPO)], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
