@@ -27,6 +27,7 @@ from webapp.runs import cancel as cancel_signal
 from webapp.runs.models import Run
 from webapp.runs.pipeline import build_settings, load_pipeline, make_client, program_for_simulation
 from webapp.runs.record import append_final, record_and_publish
+from webapp.runs.signals import run_ended
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,9 @@ def execute_run(run_id: str) -> str:
     finally:
         cancel_signal.clear(run_id)
         connections.close_all()
-    return Run.objects.get(id=run_id).status
+    run = Run.objects.get(id=run_id)
+    run_ended.send(sender=Run, run=run)
+    return run.status
 
 
 def _subject_for(run: Run) -> Any:

@@ -267,3 +267,16 @@ def test_enqueue_command(sim_run):
     out = io.StringIO()
     call_command("enqueue_annotations", str(sim_run.id), stdout=out)
     assert "2 added" in out.getvalue() and AnnotationItem.objects.count() == 2
+
+
+def test_a_finished_run_puts_its_simulations_in_the_queue(make_run):
+    """The task's run_ended signal enqueues every finished simulation, checked against its real trace."""
+    from webapp.annotation.models import AnnotationItem
+    from webapp.runs.models import Run, Simulation
+    from webapp.runs.tasks import execute_run
+
+    run = make_run(settings={"k": 2, "turns": 0, "sims": 1, "seed": 7})
+    assert execute_run(str(run.id)) == Run.FINISHED
+    simulations = Simulation.objects.filter(run=run, done=True).exclude(text="")
+    assert simulations.count() > 0
+    assert AnnotationItem.objects.filter(simulation__run=run).count() == simulations.count()
