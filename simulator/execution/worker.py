@@ -156,6 +156,9 @@ def _kill_everything_else() -> None:
 
 
 def _empty_tmp() -> None:
+    """Empty the sandbox's private /tmp and /dev/shm (outside a sandbox these would be the host's)."""
+    if not in_sandbox():
+        raise RuntimeError("the worker only runs inside its sandbox")
     for folder in ("/tmp", "/dev/shm"):
         try:
             names = os.listdir(folder)
@@ -322,7 +325,7 @@ def main() -> None:
     from simulator import compare  # noqa: F401  (preloaded for the children and the judge)
     from simulator.execution import harness, seccomp  # noqa: F401
 
-    seccomp.build_filter()  # fail here, loudly, on an unsupported machine
+    seccomp._loaded()  # build the filter once, before any fork; fail here, loudly, if unsupported
     write_message(responses, {"ready": True, "uid": os.getuid(), "pid": os.getpid()})
     while (request := read_message(requests)) is not None:
         write_message(responses, run_one(request, limits))

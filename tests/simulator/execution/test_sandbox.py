@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +68,19 @@ def test_tmp_is_size_capped() -> None:
 
 def test_worker_refuses_to_run_outside_its_sandbox() -> None:
     assert not in_sandbox()
+
+
+@pytest.mark.parametrize("cleanup", ["_kill_everything_else", "_empty_tmp"])
+def test_the_workers_cleanups_refuse_to_run_outside_a_sandbox(cleanup: str) -> None:
+    """Outside its pid namespace and private /tmp these would kill the host's processes or empty the
+    host's /tmp: called from the host they raise instead."""
+    from simulator.execution import worker
+
+    marker = Path(tempfile.gettempdir()) / f"execsim-keep-{os.getpid()}"
+    marker.write_text("still here")
+    try:
+        with pytest.raises(RuntimeError, match="only runs inside its sandbox"):
+            getattr(worker, cleanup)()
+        assert marker.read_text() == "still here"
+    finally:
+        marker.unlink()
