@@ -95,8 +95,14 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": DATA_DIR / "execsim.sqlite3",
-            # The in-process task runner writes from other threads: wait for the lock instead of failing.
-            "OPTIONS": {"timeout": 20},
+            # The in-process runner writes from several threads. IMMEDIATE transactions take the write
+            # lock up front, so a writer waits (timeout) instead of failing with "database is locked"
+            # when it upgrades a read lock; WAL lets pages read while a run records its events.
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -117,6 +117,8 @@ def _close_stray_connections(django_db_setup: Any, django_db_blocker: Any) -> An
     yield
     from django.db import connection
 
+    if not connection.settings_dict["NAME"].startswith("test_"):  # no test of the session used the database
+        return
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "

@@ -74,3 +74,48 @@ def test_embedded_mode_generates_and_keeps_a_secret_key(tmp_path):
 def test_production_mode_requires_a_secret_key(tmp_path):
     result = _settings_in_subprocess({"EXECSIM_DATA_DIR": str(tmp_path), "DATABASE_URL": "postgres://u@h/db"})
     assert result.returncode != 0 and "SECRET_KEY must be set" in result.stderr
+
+
+EMBEDDED_WRITERS = """
+import threading, django
+from django.db import connection, transaction
+django.setup()
+with connection.cursor() as c:
+    c.execute("CREATE TABLE counter (n INTEGER)")
+    c.execute("INSERT INTO counter VALUES (0)")
+connection.close()
+errors = []
+def writer():
+    try:
+        for _ in range(40):
+            with transaction.atomic(), connection.cursor() as c:  # read, then write: a lock upgrade
+                c.execute("SELECT n FROM counter")
+                n = c.fetchone()[0]
+                c.execute("UPDATE counter SET n = %s", [n + 1])
+    except Exception as exc:
+        errors.append(repr(exc))
+    finally:
+        connection.close()
+threads = [threading.Thread(target=writer) for _ in range(4)]
+[t.start() for t in threads]; [t.join() for t in threads]
+with connection.cursor() as c:
+    c.execute("SELECT n FROM counter")
+    print(c.fetchone()[0], errors[:1])
+"""
+
+
+def test_embedded_mode_lets_runner_threads_write_at_once(tmp_path):
+    """Several in-process runs record events at the same time: on SQLite none may fail with
+    "database is locked", and no update is lost."""
+    clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY")}
+    env = {**clean, "EXECSIM_DATA_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "webapp.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", EMBEDDED_WRITERS],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[0] == "160", done.stdout
