@@ -16,11 +16,36 @@ be converted raises ``ProblemError`` naming the offending field.
 from __future__ import annotations
 
 import ast
+import json
+from pathlib import Path
 from typing import Any
 
 from simulator.problem import Problem, ProblemError
 
 FORMATS = ("execsim", "cruxeval", "mbpp", "codejam")
+
+
+# The fields that identify each format's records (the benchmarks' own names).
+FIELDS = {
+    "CRUXEval": {"code", "input", "output", "id"},
+    "MBPP": {"task_id", "prompt", "test_list"},
+    "Code Jam": {"id", "statement_text", "public_tests", "private_tests"},
+}
+
+
+def read_jsonl(path: Path, *formats: str) -> list[tuple[str, dict[str, Any]]]:
+    """``(format, record)`` for each line of a benchmark JSONL file, the format being the first of
+    ``formats`` whose fields the record has; a line of none of them is a ValueError naming the line."""
+    items = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        found = next((name for name in formats if FIELDS[name] <= set(record)), None)
+        if found is None:
+            raise ValueError(f"{path}:{number}: not a record of {' or '.join(formats)}")
+        items.append((found, record))
+    return items
 
 
 def _require(record: Any, *names: str) -> dict[str, Any]:

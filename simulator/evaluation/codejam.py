@@ -12,11 +12,10 @@ context window) counts as unsolved and is listed with its error.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
-from simulator.benchmarks import from_codejam
+from simulator.benchmarks import from_codejam, read_jsonl
 from simulator.compare import DEFAULT_TOLERANCE, outputs_match
 from simulator.evaluation.harness import Context, TaskResult
 from simulator.evaluation.metrics import estimate_pass_at_k
@@ -32,16 +31,7 @@ TIMEOUT_S = 10.0
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    items = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        missing = {"id", "statement_text", "public_tests", "private_tests"} - set(record)
-        if missing:
-            raise ValueError(f"{path}:{number}: not a Code Jam record (missing {', '.join(sorted(missing))})")
-        items.append(record)
-    return items
+    return [record for _, record in read_jsonl(path, "Code Jam")]
 
 
 def judge(problem: Problem, code: str | None) -> tuple[bool, bool]:

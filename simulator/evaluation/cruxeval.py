@@ -9,10 +9,10 @@ estimator.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
+from simulator.benchmarks import read_jsonl
 from simulator.evaluation.harness import Context, TaskResult
 from simulator.evaluation.metrics import estimate_pass_at_k
 from simulator.evaluation.scoring import answer_found, cruxeval_passes, extract_answer
@@ -44,16 +44,7 @@ MAX_TOKENS = {"direct": 128, "nlex": 1024}
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    items = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        missing = {"code", "input", "output", "id"} - set(record)
-        if missing:
-            raise ValueError(f"{path}:{number}: not a CRUXEval record (missing {', '.join(sorted(missing))})")
-        items.append(record)
-    return items
+    return [record for _, record in read_jsonl(path, "CRUXEval")]
 
 
 def messages(code: str, call: str, prompt: str) -> list[dict[str, str]]:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import json
 import random
 import re
 from pathlib import Path
 from typing import Any
 
+from simulator.benchmarks import read_jsonl
 from simulator.evaluation import cruxeval
 from simulator.evaluation.harness import Context, TaskResult
 from simulator.evaluation.metrics import Estimate, estimate_pass_at_k, wilson
@@ -35,16 +35,7 @@ _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)(?:```|$)", re.DOTALL)
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    items = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        missing = {"task_id", "prompt", "test_list"} - set(record)
-        if missing:
-            raise ValueError(f"{path}:{number}: not an MBPP record (missing {', '.join(sorted(missing))})")
-        items.append(record)
-    return items
+    return [record for _, record in read_jsonl(path, "MBPP")]
 
 
 def solve_messages(item: dict[str, Any]) -> list[dict[str, str]]:

@@ -19,11 +19,10 @@ private tests are left out of the private figures.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from simulator.benchmarks import from_codejam, from_mbpp
+from simulator.benchmarks import from_codejam, from_mbpp, read_jsonl
 from simulator.evaluation.harness import Context, TaskResult
 from simulator.evaluation.metrics import Estimate, wilson
 from simulator.pipeline import Settings as PipelineSettings
@@ -40,18 +39,11 @@ PROMPT_TOO_LONG = "prompt too long"
 
 def load(path: Path) -> list[dict[str, Any]]:
     """MBPP (``task_id``, ``test_list``) or Code Jam (``statement_text``, ``public_tests``) records."""
-    items = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        if {"task_id", "prompt", "test_list"} <= set(record):
-            items.append({"id": str(record["task_id"]), "format": "mbpp", "record": record})
-        elif {"id", "statement_text", "public_tests", "private_tests"} <= set(record):
-            items.append({"id": str(record["id"]), "format": "codejam", "record": record})
-        else:
-            raise ValueError(f"{path}:{number}: neither an MBPP nor a Code Jam record")
-    return items
+    formats = {"MBPP": ("mbpp", "task_id"), "Code Jam": ("codejam", "id")}
+    return [
+        {"id": str(record[formats[found][1]]), "format": formats[found][0], "record": record}
+        for found, record in read_jsonl(path, "MBPP", "Code Jam")
+    ]
 
 
 def to_problem(item: dict[str, Any]) -> Problem:

@@ -19,10 +19,10 @@ do not line up with the questions scores 0 on every question (``extra.line_count
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
+from simulator.benchmarks import read_jsonl
 from simulator.evaluation.harness import Context, TaskResult
 from simulator.evaluation.metrics import Estimate, bootstrap, ratio_bootstrap, wilson
 from simulator.execution import run as sandbox_run
@@ -41,16 +41,7 @@ ENTRY = "f"
 
 
 def load(path: Path) -> list[dict[str, Any]]:
-    items = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        missing = {"code", "input", "output", "id"} - set(record)
-        if missing:
-            raise ValueError(f"{path}:{number}: not a CRUXEval record (missing {', '.join(sorted(missing))})")
-        items.append(record)
-    return items
+    return [record for _, record in read_jsonl(path, "CRUXEval")]
 
 
 def question_set(item: dict[str, Any], seed: int) -> tuple[QuestionSet | None, str | None]:

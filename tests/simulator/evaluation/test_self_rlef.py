@@ -173,7 +173,7 @@ def test_self_rlef_load_rejects_other_formats(tmp_path: Path) -> None:
     data = write_jsonl(
         tmp_path / "x.jsonl", [{"code": "def f(): pass", "input": "", "output": "None", "id": "a"}]
     )
-    with pytest.raises(ValueError, match="neither an MBPP nor a Code Jam record"):
+    with pytest.raises(ValueError, match="not a record of MBPP or Code Jam"):
         self_rlef.load(data)
 
 
