@@ -19,11 +19,9 @@ import importlib
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from training.data.examples import read_jsonl
-from training.sft.train import device_kwargs
+from training.sft.train import begin_run, device_kwargs
 
 STAGE_REWARDS = {1: ["white_box"], 2: ["unit_tests"]}
 JSON_COLUMNS = ("questions", "tests", "test_imports")
@@ -118,15 +116,7 @@ def run_grpo(
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
-    torch.manual_seed(config.seed)
-    if config.threads:
-        torch.set_num_threads(config.threads)
-    rows = read_jsonl(Path(config.data))
-    if not rows:
-        raise ValueError(f"{config.data} holds no examples")
+    out, rows = begin_run(config)
     for row in rows:  # one Arrow type per column: nested values travel as JSON text
         for name in JSON_COLUMNS:
             if name in row and not isinstance(row[name], str):

@@ -97,12 +97,10 @@ def lora_config(config: SFTRunConfig) -> Any:
     )
 
 
-def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, Any]:
-    """Train; writes the adapter (LoRA) or the model (full) and ``summary.json`` under ``config.out``."""
+def begin_run(config: Any) -> tuple[Path, list[dict[str, Any]]]:
+    """What every training run does first (SFT and RL): the output folder with the full configuration
+    in it, torch seeded and its threads set, and the examples read (none is an error)."""
     import torch
-    from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import SFTConfig, SFTTrainer
 
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -113,6 +111,17 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
     examples = read_jsonl(Path(config.data))
     if not examples:
         raise ValueError(f"{config.data} holds no examples")
+    return out, examples
+
+
+def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, Any]:
+    """Train; writes the adapter (LoRA) or the model (full) and ``summary.json`` under ``config.out``."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    out, examples = begin_run(config)
     tokenizer = AutoTokenizer.from_pretrained(config.model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
