@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.explorer.support import FIXED_5, SCREENSHOTS, WRONG_5
+from tests.webapp.browser.support import SCREENSHOTS
+from tests.webapp.explorer.support import FIXED_5, WRONG_5
 from webapp.annotation.enqueue import enqueue_run
 from webapp.annotation.models import Annotation, AnnotationItem
 

@@ -7,31 +7,21 @@ with the reason, when it or the playwright package is missing.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from simulator.llm.testing import FakeModelServer
-from tests.webapp.browser.support import CHROMIUM, add_one_script, production_stack
+from tests.webapp.browser.support import add_one_script, launch_chromium, production_stack
 
 FAKE_MODEL = "fake-model"
 
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"browser tests need Chromium at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are safe.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with launch_chromium() as browser:
+        yield browser
 
 
 @pytest.fixture(scope="module")

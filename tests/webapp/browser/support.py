@@ -6,6 +6,7 @@
 - ``embedded_server``: ``execsim up --port N`` (SQLite, in-process runner, in-memory channel layer) in a
   temporary EXECSIM_DATA_DIR, none of the test session's database settings inherited.
 - ``add_one_script``: a FakeModelServer responder (a test double of the model) for an "Add one" problem.
+- ``launch_chromium``: headless Debian Chromium through Playwright (every browser test uses it).
 """
 
 from __future__ import annotations
@@ -33,6 +34,26 @@ SCREENSHOTS = Path(
     os.environ.get("EXECSIM_SCREENSHOTS") or Path(tempfile.gettempdir()) / "execsim-screenshots"
 )
 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+
+@contextmanager
+def launch_chromium() -> Iterator[Any]:
+    """Headless Debian Chromium through Playwright; the test is skipped, with the reason, when either is
+    missing."""
+    import pytest
+
+    if not CHROMIUM.exists():
+        pytest.skip(f"browser tests need Chromium at {CHROMIUM}")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are safe.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
 
 # Variables the test session sets for itself (webapp.test_settings, tests/webapp/conftest.py) that a
 # server started for a browser test must not inherit blindly.

@@ -4,13 +4,12 @@ Chromium (Playwright) logged in as a given user."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.webapp.browser.support import launch_chromium
 
 ADD_ONE = "def add_one(x):\n    y = x + 1\n    return y\n"
 RIGHT_1 = (
@@ -22,12 +21,6 @@ WRONG_5 = (
     "[ANSWER] assert add_one(5) == 7 [/ANSWER]"
 )
 FIXED_5 = WRONG_5.replace("7", "6")
-CHROMIUM = Path("/usr/bin/chromium")
-# Screenshots go to a temporary folder; EXECSIM_SCREENSHOTS=docs/screenshots refreshes the ones in docs/.
-SCREENSHOTS = Path(
-    os.environ.get("EXECSIM_SCREENSHOTS") or Path(tempfile.gettempdir()) / "execsim-screenshots"
-)
-SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
 
 @pytest.fixture
@@ -69,18 +62,8 @@ def educator(django_user_model: Any) -> Any:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    """Headless Debian Chromium through Playwright; skipped, with the reason, when either is missing."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"browser tests need Chromium at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    # Playwright's sync API runs an event loop in this thread; the ORM calls of the test are safe.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_api.sync_playwright() as p:
-        instance = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"])
-        try:
-            yield instance
-        finally:
-            instance.close()
+    with launch_chromium() as instance:
+        yield instance
 
 
 @pytest.fixture

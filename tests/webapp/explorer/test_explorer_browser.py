@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.webapp.explorer.support import SCREENSHOTS
+from tests.webapp.browser.support import SCREENSHOTS
 from webapp.explorer.models import Trace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
