@@ -54,6 +54,16 @@ class RunConsumer(AsyncWebsocketConsumer):
         for event in await self._missed_events():
             await self._send_event(event)
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels runs ``close_old_connections`` on its one sync thread before *every* handler: for
+        live events that is a thread hop per event per viewer, all queued behind one thread. The
+        ``run.event`` path reaches the database only through ``database_sync_to_async``, which does
+        that clean-up itself, so it skips the hop."""
+        if message["type"] == "run.event":
+            await self.run_event(message)
+        else:
+            await super().dispatch(message)
+
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
