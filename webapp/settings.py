@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "webapp.runs",
     "webapp.explorer",
     "webapp.annotation",
+    "webapp.checkpoints",
 ]
 
 MIDDLEWARE = [

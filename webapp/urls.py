@@ -9,5 +9,6 @@ urlpatterns = [
     path("problems/", include("webapp.problems.urls")),
     path("explorer/", include("webapp.explorer.urls")),
     path("annotation/", include("webapp.annotation.urls")),
+    path("checkpoints/", include("webapp.checkpoints.urls")),
     path("", include("webapp.runs.urls")),
 ]
