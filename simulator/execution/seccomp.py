@@ -8,7 +8,9 @@ numbers differ and would slip past the list.
 
 ``install()`` applies the filter to the calling thread (Python runs user code on that thread; threads
 started later inherit it) and sets ``no_new_privs``, which the kernel requires for unprivileged filters.
-It cannot be removed afterwards.
+It cannot be removed afterwards, and every process forked later inherits it: the worker installs it in
+itself once, before it forks any child, so a program starts already confined (installing it in each child
+cost ~0.2 ms a program: the kernel checks and compiles the filter at every install).
 """
 
 from __future__ import annotations
@@ -82,8 +84,7 @@ class _SockFprog(ctypes.Structure):
 
 @functools.cache
 def _loaded() -> tuple[ctypes.CDLL, ctypes.Array[ctypes.c_char], _SockFprog]:
-    """libc and the filter in C memory, built once per process: a worker calls this before it forks,
-    so each child only pays for the two prctl calls (loading libc and building took ~1.4 ms a child)."""
+    """libc and the filter in C memory, built once per process."""
     code = build_filter()
     libc = ctypes.CDLL(None, use_errno=True)
     buffer = ctypes.create_string_buffer(code, len(code))

@@ -6,8 +6,9 @@ it sends ``{"ready": true, "uid": ..., "pid": ...}``, then one response per requ
 ``{"program": {...}, "trace": bool, "max_steps": int}``. A response holds the ``ExecutionResult``
 fields (``trace`` as a dict).
 
-Per program the worker: makes a fresh working directory under /tmp; forks a child that sets rlimits,
-installs the seccomp filter, seeds ``random`` and runs the harness with stdin from the given text and
+The worker installs the seccomp filter (seccomp.py) in itself once, before its first fork, so every
+child inherits it. Per program the worker: makes a fresh working directory under /tmp; forks a child
+that sets rlimits, seeds ``random`` and runs the harness with stdin from the given text and
 stdout/stderr/result on pipes; drains those pipes with caps under the wall clock; reaps the child
 (its rusage gives the peak memory); kills every other process left in the sandbox (the worker is
 their subreaper); empties /tmp.
@@ -106,10 +107,9 @@ def _child(
             (resource.RLIMIT_AS, (limits["memory_mb"] * mb,) * 2),
         ):
             resource.setrlimit(which, value)
-        from simulator.execution import harness, seccomp
-
-        seccomp.install()
         import random
+
+        from simulator.execution import harness
 
         random.seed(0)
         sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
@@ -325,7 +325,7 @@ def main() -> None:
     from simulator import compare  # noqa: F401  (preloaded for the children and the judge)
     from simulator.execution import harness, seccomp  # noqa: F401
 
-    seccomp._loaded()  # build the filter once, before any fork; fail here, loudly, if unsupported
+    seccomp.install()  # once, before any fork: every child inherits it (and cannot remove it)
     write_message(responses, {"ready": True, "uid": os.getuid(), "pid": os.getpid()})
     while (request := read_message(requests)) is not None:
         write_message(responses, run_one(request, limits))

@@ -276,3 +276,17 @@ def test_thread_that_tries_to_outlive_the_program_does_not_hold_it(pool: Pool) -
     assert result.stdout == "main done\n"
     assert time.monotonic() - started < 2.5
     assert_healthy(pool)
+
+
+def test_the_program_and_its_worker_are_both_under_the_seccomp_filter(pool: Pool) -> None:
+    """The worker installs the filter in itself before forking: the program inherits it, and the process
+    it could attack (its parent) is confined as well."""
+    code = (
+        "import os\nfor pid in ('self', str(os.getppid())):\n"
+        "    for line in open(f'/proc/{pid}/status'):\n"
+        "        if line.startswith('Seccomp:'):\n            print(line.split()[1])\n"
+    )
+    result = run(pool, code)
+    assert result.status == "ok", result.message
+    assert result.stdout.split() == ["2", "2"]  # SECCOMP_MODE_FILTER
+    assert_healthy(pool)
