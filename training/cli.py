@@ -68,7 +68,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     data.add_argument(
         "--out", type=Path, required=True, help="output folder (sft.jsonl, rl.jsonl, codegen.jsonl)"
     )
-    data.add_argument("--styles", default="call,stdin", help="SFT styles: call (CRUXEval) and/or stdin")
+    data.add_argument(
+        "--styles",
+        default="call,stdin",
+        help="SFT styles, comma-separated: call (the app's simulate prompt, CRUXEval format), stdin, "
+        "cruxeval (the prompt of `execsim eval cruxeval-o --prompt nlex`)",
+    )
+    data.add_argument(
+        "--max-completion-chars",
+        type=int,
+        help="drop SFT examples whose narration is longer (default 6000; CPU runs: shorter sequences)",
+    )
     data.add_argument(
         "--annotations", type=Path, action="append", default=[], help="annotator export JSONL (repeatable)"
     )
@@ -242,6 +252,7 @@ def _synth(args: argparse.Namespace) -> int:
 
 def _data(args: argparse.Namespace) -> int:
     from training.data.examples import (
+        STYLES,
         BenchmarkDataRefused,
         annotation_examples,
         codegen_examples,
@@ -253,8 +264,8 @@ def _data(args: argparse.Namespace) -> int:
     from training.synth.pipeline import read
 
     styles = tuple(s.strip() for s in args.styles.split(",") if s.strip())
-    if not styles or any(s not in ("call", "stdin") for s in styles):
-        raise UsageError("--styles takes call and/or stdin")
+    if not styles or any(s not in STYLES for s in styles):
+        raise UsageError(f"--styles takes {', '.join(STYLES)}")
     try:
         refuse_benchmarks(args.programs)
         records = read(args.programs)
@@ -265,7 +276,8 @@ def _data(args: argparse.Namespace) -> int:
     _log_config("data", vars(args), args.out)
     with _Bar() as bar:
         bar("sft examples", 0, 1)
-        sft = sft_examples(records, styles=styles)
+        limit = {"max_completion_chars": args.max_completion_chars} if args.max_completion_chars else {}
+        sft = sft_examples(records, styles=styles, **limit)
         bar("sft examples", 1, 1)
         counts: dict[str, Any] = {"programs": len(records), "sft_synth": len(sft)}
         for path in args.annotations:

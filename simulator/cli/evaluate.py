@@ -1,4 +1,5 @@
-"""``execsim eval TASK --data FILE``: run a benchmark against the configured model server.
+"""``execsim eval TASK --data FILE``: run a benchmark against the configured model server;
+``execsim eval-diff A B``: the paired difference of two such runs (simulator.evaluation.paired).
 
 Writes results.json, report.md and PNG plots to --out (default ./out/eval-TASK), resumes from the
 request cache there, and prints ``TASK n=N metric=value ...`` as its last line. The server is the one
@@ -36,6 +37,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--turns", type=int, default=2, help="self-rlef: repair turns (default 2)")
     parser.add_argument("--out", type=Path, help="output folder (default ./out/eval-TASK)")
     parser.set_defaults(handler=_eval)
+
+    diff = sub.add_parser(
+        "eval-diff", help="paired difference of two evaluations of the same items (B minus A)"
+    )
+    diff.add_argument(
+        "a", type=Path, metavar="A", help="results.json of the reference run (e.g. the base model)"
+    )
+    diff.add_argument("b", type=Path, metavar="B", help="results.json of the run compared with it")
+    diff.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    diff.set_defaults(handler=_eval_diff)
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -102,4 +113,20 @@ def _eval(args: argparse.Namespace) -> int:
             return EXIT_FAILED
     console.print(f"wrote {settings.out}/results.json, report.md, plots")
     print(final_line(record), flush=True)
+    return 0
+
+
+def _eval_diff(args: argparse.Namespace) -> int:
+    import json
+
+    from simulator.evaluation.paired import compare_files
+
+    for path in (args.a, args.b):
+        if not path.is_file():
+            raise UsageError(f"{path}: no such file (give two results.json files from `execsim eval`)")
+    try:
+        result = compare_files(args.a, args.b)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot compare {args.a} and {args.b}: {exc}") from None
+    print(json.dumps(result.to_dict()) if args.json else result.line())
     return 0

@@ -6,7 +6,10 @@ SFT examples, from real traces narrated by ``simulator.nlex.narrator``:
 
 - CRUXEval style: ``[PYTHON] code + assert f(args) == ?? [/PYTHON]`` -> ``[THOUGHT]..[ANSWER] assert ..``;
 - stdin/stdout style: the same function wrapped in a script that reads its arguments from stdin and
-  prints the result -> ``[THOUGHT]..`` then ``<output>..</output>``.
+  prints the result -> ``[THOUGHT]..`` then ``<output>..</output>``;
+- cruxeval style: the call style's narration under the prompt ``execsim eval cruxeval-o --prompt nlex``
+  sends (``simulator.evaluation.cruxeval.messages``), so a model trained on it is measured in the
+  format it learned. Only the prompt's wording differs; the programs are still synthesised ones.
 
 Each example carries ``prompt`` and ``completion`` (plain text: the user turn of the inference prompt
 and the narration) and ``messages`` (the full chat prompt ``simulator.prompts.simulate`` sends at
@@ -36,6 +39,7 @@ from training.synth.records import SynthRecord
 Tracer = Callable[[list[Program]], list[ExecutionResult]]
 
 MAX_COMPLETION_CHARS = 6000  # about 2k tokens: longer narrations are dropped, not truncated
+STYLES = ("call", "stdin", "cruxeval")
 STDIN_WRAPPER = "\n\nimport ast\nargs = ast.literal_eval('(' + input() + ',)')\nprint({entry}(*args))\n"
 
 
@@ -70,6 +74,7 @@ def sft_examples(
 ) -> list[dict[str, Any]]:
     """One example per (program, input, style) whose traced run is ``ok`` and not truncated, and whose
     narration is at most ``max_completion_chars`` long."""
+    from simulator.evaluation import cruxeval
     from simulator.prompts import simulate
 
     if narrate is None:
@@ -78,7 +83,7 @@ def sft_examples(
     for record in records:
         for pair in record.io:
             for style in styles:
-                make = call_program if style == "call" else stdin_program
+                make = stdin_program if style == "stdin" else call_program
                 jobs.append((record, pair.input, style, make(record, pair.input)))
     results = tracer([program for *_, program in jobs])
     examples = []
@@ -87,6 +92,8 @@ def sft_examples(
             continue
         if style == "call":
             messages = simulate.call_messages(program.code, program.call)
+        elif style == "cruxeval":
+            messages = cruxeval.messages(program.code, program.call, "nlex")
         else:
             messages = simulate.stdin_messages(program.code, program.stdin or "")
         completion = " " + narrate(result.trace, program).strip()
