@@ -92,6 +92,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _model_args(sft)
     sft.add_argument("--format", choices=("text", "chat"), default="text")
     sft.add_argument("--max-steps", type=int, default=100)
+    sft.add_argument(
+        "--max-minutes", type=float, help="stop training after this many minutes (the model is still saved)"
+    )
     sft.add_argument("--lr", type=float, default=2e-4)
     sft.add_argument("--max-length", type=int, default=256)
     sft.add_argument("--gradient-checkpointing", action="store_true")
@@ -329,6 +332,7 @@ def _sft(args: argparse.Namespace) -> int:
         seed=args.seed,
         gradient_checkpointing=args.gradient_checkpointing,
         threads=args.threads,
+        max_minutes=args.max_minutes,
     )
     _log_config("sft", config.__dict__, args.out)
     summary = run_sft(config)

@@ -85,7 +85,9 @@ def sft_examples(
             for style in styles:
                 make = stdin_program if style == "stdin" else call_program
                 jobs.append((record, pair.input, style, make(record, pair.input)))
-    results = tracer([program for *_, program in jobs])
+    unique = list(dict.fromkeys(program for *_, program in jobs))  # the call styles share one trace
+    traced = dict(zip(unique, tracer(unique), strict=True))
+    results = [traced[program] for *_, program in jobs]
     examples = []
     for (record, _args, style, program), result in zip(jobs, results, strict=True):
         if result.status != "ok" or result.trace is None or result.trace.truncated:

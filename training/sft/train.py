@@ -38,6 +38,7 @@ class SFTRunConfig:
     gradient_checkpointing: bool = False
     logging_steps: int = 1
     threads: int | None = None  # torch CPU threads (1 is fastest for tiny models on a busy machine)
+    max_minutes: float | None = None  # stop after this much training time (then save as usual)
 
 
 def device_kwargs() -> dict[str, Any]:
@@ -114,6 +115,22 @@ def begin_run(config: Any) -> tuple[Path, list[dict[str, Any]]]:
     return out, examples
 
 
+def time_budget(minutes: float) -> Any:
+    """A trainer callback that ends training after ``minutes`` (checked after each optimizer step), so a
+    CPU recipe keeps its time limit whatever the machine's speed; the model is saved as usual."""
+    from transformers import TrainerCallback
+
+    class TimeBudget(TrainerCallback):
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.deadline = time.monotonic() + 60 * minutes
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if time.monotonic() >= self.deadline:
+                control.should_training_stop = True
+
+    return TimeBudget()
+
+
 def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, Any]:
     """Train; writes the adapter (LoRA) or the model (full) and ``summary.json`` under ``config.out``."""
     import torch
@@ -152,7 +169,7 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
         train_dataset=Dataset.from_list(to_dataset_rows(examples, config.format)),
         processing_class=tokenizer,
         peft_config=lora_config(config) if config.lora else None,
-        callbacks=callbacks,
+        callbacks=[*(callbacks or []), *([time_budget(config.max_minutes)] if config.max_minutes else [])],
     )
     started = time.perf_counter()
     result = trainer.train()
@@ -167,6 +184,7 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
         "data": config.data,
         "examples": len(examples),
         "steps": result.global_step,
+        "stopped_by_time_budget": result.global_step < config.max_steps,
         "seconds": round(seconds, 2),
         "steps_per_s": round(result.global_step / seconds, 4) if seconds else None,
         "train_loss": result.training_loss,

@@ -52,6 +52,24 @@ def test_sft_examples_narrate_real_traces_in_both_styles():
 
 
 @needs_sandbox
+def test_cruxeval_style_uses_the_evaluation_prompt_and_shares_the_call_trace():
+    from simulator.evaluation import cruxeval
+    from training.execution import trace_programs
+
+    traced: list = []
+
+    def counting_tracer(programs):
+        traced.extend(programs)
+        return trace_programs(programs)
+
+    examples = sft_examples([program()], styles=("call", "cruxeval"), tracer=counting_tracer)
+    by_style = {e["style"]: e for e in examples}
+    assert by_style["cruxeval"]["messages"] == cruxeval.messages(CODE, "f([1, 2, 4])", "nlex")
+    assert by_style["cruxeval"]["completion"] == by_style["call"]["completion"]
+    assert len(traced) == 1  # one program, one trace, two prompts
+
+
+@needs_sandbox
 def test_overlong_narrations_are_dropped_not_truncated():
     assert sft_examples([program()], styles=("call",), max_completion_chars=50) == []
 
