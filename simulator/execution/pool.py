@@ -12,6 +12,7 @@ a fresh one. All worker processes are started from one long-lived launcher threa
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -269,3 +270,19 @@ def _result(record: dict[str, Any]) -> ExecutionResult:
         message=record.get("message", ""),
         trace=Trace.from_dict(trace) if trace else None,
     )
+
+
+_default: Pool | None = None
+_default_lock = threading.Lock()
+
+
+def default_pool() -> Pool:
+    """The process-wide pool behind ``simulator.execution.run``/``run_many``, started on first use and
+    closed at exit."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            pool = Pool().start()
+            atexit.register(pool.close)
+            _default = pool
+        return _default
