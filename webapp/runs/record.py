@@ -7,6 +7,7 @@ that stopped sending heartbeats).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
@@ -16,6 +17,9 @@ from django.utils import timezone
 from simulator.pipeline.events import FINAL_TYPES, Event
 from webapp import broadcast
 from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
+from webapp.runs.render import render_message
+
+log = logging.getLogger(__name__)
 
 FINAL_STATUS = {"run_finished": Run.FINISHED, "run_failed": Run.FAILED, "run_cancelled": Run.CANCELLED}
 DONE_STATUSES = (Run.FINISHED, Run.FAILED, Run.CANCELLED)
@@ -59,8 +63,20 @@ def record_and_publish(run_id: Any, event: Event | dict[str, Any], *, after_end:
 
 
 def publish(run: Run, data: dict[str, Any]) -> None:
+    """Broadcast a recorded event with its HTML, rendered here once for all its viewers (``html``, and
+    ``html_readonly`` when share-link readers see something else). Should rendering fail, the event
+    goes out without HTML and each consumer renders it from the database."""
     data = {**data, "run_id": str(run.id)}
-    broadcast.group_send(run.group_name, {"type": "run.event", "event": data})
+    message: dict[str, Any] = {"type": "run.event", "event": data}
+    try:
+        owner, reader = render_message(run, data)
+    except Exception:
+        log.exception("rendering event %s of run %s failed", data["seq"], run.id)
+    else:
+        message["html"] = owner
+        if reader != owner:
+            message["html_readonly"] = reader
+    broadcast.group_send(run.group_name, message)
 
 
 def append_final(run_id: Any, type: str, **payload: Any) -> bool:

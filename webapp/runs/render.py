@@ -3,17 +3,19 @@ the page includes when it renders from the database) marked ``hx-swap-oob`` so h
 extension swaps it into place. Streaming deltas are appended as escaped text.
 
 Rendering reads the denormalised rows (already saved when the event is broadcast), so a replayed event
-and a live one render the same.
+and a live one render the same. A live event is rendered once, by the process that recorded it
+(``record.publish``), for both kinds of viewer (``render_message``); the consumers only forward it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
-from webapp.runs.models import Candidate, Execution, RepairTurn, Run, Simulation, Verdict
+from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
 from webapp.runs.views_context import run_context, sim_dom, verdict_dom
 
 
@@ -25,11 +27,48 @@ def _partial(template: str, **context: Any) -> str:
     return render_to_string(f"runs/fragments/{template}", {"oob": True, **context})
 
 
-def render_event(run_id: Any, event: dict[str, Any], *, readonly: bool = False) -> str:
-    """The HTML message for one event (several oob fragments, then the sequence marker)."""
-    type_, p = event["type"], event["payload"]
-    parts: list[str] = []
+# A fragment, or one that differs for read-only viewers (share links: no Cancel, Retry, Run for real).
+Part = str | Callable[[bool], str]
+
+
+def _for_viewer(template: str, context: dict[str, Any]) -> Callable[[bool], str]:
+    return lambda readonly: _partial(template, **{**context, "readonly": readonly})
+
+
+def render_event(run: Run | Any, event: dict[str, Any], *, readonly: bool = False) -> str:
+    """The HTML message for one event (several oob fragments, then the sequence marker). ``run``: the
+    Run or its id."""
+    return "\n".join(p if isinstance(p, str) else p(readonly) for p in _parts(run, event))
+
+
+def render_message(run: Run | Any, event: dict[str, Any]) -> tuple[str, str]:
+    """The event's message for the run's owner (and staff) and for share-link readers, rendering the
+    rows once; the same string twice when nothing in it depends on who reads it."""
+    parts = _parts(run, event)
+    owner = "\n".join(p if isinstance(p, str) else p(False) for p in parts)
+    if all(isinstance(p, str) for p in parts):
+        return owner, owner
+    return owner, "\n".join(p if isinstance(p, str) else p(True) for p in parts)
+
+
+def render_messages(run_id: Any, after: int, through: int | None = None) -> list[tuple[int, str, str]]:
+    """(seq, HTML for owners, HTML for share-link readers) of the run's recorded events with
+    ``after < seq <= through``, in order: what a page that applied events up to ``after`` missed."""
+    rows = RunEvent.objects.filter(run_id=run_id, seq__gt=after).order_by("seq")
+    if through is not None:
+        rows = rows.filter(seq__lte=through)
+    events = [row.as_event_dict() for row in rows]
+    if not events:
+        return []
     run = Run.objects.select_related("problem").get(id=run_id)
+    return [(event["seq"], *render_message(run, event)) for event in events]
+
+
+def _parts(run: Run | Any, event: dict[str, Any]) -> list[Part]:
+    type_, p = event["type"], event["payload"]
+    parts: list[Part] = []
+    if not isinstance(run, Run):
+        run = Run.objects.select_related("problem").get(id=run)
     if type_ == "candidate_delta":
         parts.append(_append(f"cand-{p['candidate']}-text", p.get("text", "")))
     elif type_ == "candidate_done":
@@ -75,16 +114,24 @@ def render_event(run_id: Any, event: dict[str, Any], *, readonly: bool = False) 
             parts.append(
                 render_to_string("runs/fragments/execution_row.html", {"x": execution, "append": True})
             )
+    ctx: dict[str, Any] | None = None
     if type_ == "stage" and p.get("rerun"):  # "Run for real" (webapp.runs.real)
         if p.get("state") == "started":  # its rows replace the old ones
             parts.append('<div id="executions-rows" hx-swap-oob="true"></div>')
-        parts.append(_partial("run_real.html", **run_context(run, readonly=readonly)))
+        ctx = run_context(run)
+        parts.append(_for_viewer("run_real.html", ctx))
     if type_ in ("run_started", "stage", "run_finished", "run_failed", "run_cancelled"):
-        ctx = run_context(run, readonly=readonly)
-        parts.append(_partial("status.html", **ctx))
+        ctx = ctx or run_context(run)
+        parts.append(_for_viewer("status.html", ctx))
         if type_ == "run_started":
             parts.append(_partial("provenance.html", **ctx))
         if type_ == "run_finished":
             parts.append(_partial("final.html", **ctx))
-    parts.append(f'<div id="run-seq" hx-swap-oob="true" data-seq="{int(event["seq"])}"></div>')
-    return "\n".join(parts)
+    parts.append(seq_marker(int(event["seq"])))
+    return parts
+
+
+def seq_marker(seq: int) -> str:
+    """The fragment that ends every event's HTML: ``#run-seq`` (static/js/run.js) holds the last seq
+    the page applied."""
+    return f'<div id="run-seq" hx-swap-oob="true" data-seq="{seq}"></div>'
