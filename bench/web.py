@@ -19,9 +19,10 @@ events), so every event goes through the same persist-then-broadcast path (``rec
 and the same consumer/rendering as a real run. The double waits for a "go" file (written once all
 viewers are connected) whose content is its pace (events per second, 0 = as fast as recording allows).
 
-Delay = arrival of an event's message at a viewer (``time.time()`` in this process) minus the moment
-the event was persisted (``time.time()`` stamped in the server/worker process right after the
-recording transaction committed, just before the broadcast: ``record.publish`` is wrapped to log it).
+Delay = arrival of the message carrying an event at a viewer (``time.time()`` in this process) minus the
+moment the event was persisted (``time.time()`` stamped in the server/worker process right after the
+recording transaction committed, before the event is rendered and broadcast: ``record.publish`` is
+wrapped to log it).
 Same machine, same clock.
 
 Figures:
@@ -393,12 +394,12 @@ async def _viewer(
             except TimeoutError:
                 return
             now = time.time()
-            match = SEQ_RE.search(message if isinstance(message, str) else message.decode())
-            if match:
-                seq = int(match.group(1))
+            # One message carries one event or several (a viewer catching up), each with its marker.
+            seqs = [int(m) for m in SEQ_RE.findall(message if isinstance(message, str) else message.decode())]
+            for seq in seqs:
                 arrivals.setdefault(seq, now)
-                if seq >= last:
-                    return
+            if seqs and max(seqs) >= last:
+                return
 
 
 def _persist_times(workdir: Path) -> dict[tuple[str, int], float]:

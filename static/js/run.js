@@ -32,9 +32,15 @@
     form.appendChild(input);
   });
 
-  // Each message ends with the run-seq marker; drop a message this page has already applied.
+  // A message carries one event or several, in order, each ending with its run-seq marker. Drop one
+  // whose events are all on the page already. One that is only partly (the server resumes after the
+  // page's last_seq, so it never sends one) is dropped too, and the page reconnects from its seq.
   run.addEventListener("htmx:wsBeforeMessage", function (evt) {
-    var match = /id="run-seq"[^>]*data-seq="(-?\d+)"/.exec(evt.detail.message);
-    if (match && parseInt(match[1], 10) <= lastSeq()) { evt.preventDefault(); }
+    var marker = /id="run-seq"[^>]*data-seq="(-?\d+)"/g;
+    var seqs = [], match;
+    while ((match = marker.exec(evt.detail.message)) !== null) { seqs.push(parseInt(match[1], 10)); }
+    if (!seqs.length || seqs[0] > lastSeq()) { return; }
+    evt.preventDefault();
+    if (seqs[seqs.length - 1] > lastSeq()) { evt.detail.socketWrapper.reconnect(); }
   });
 })();

@@ -1,5 +1,6 @@
-"""The run page's WebSocket: replay from last_seq out of the database, in order, then live events;
-access for owner, staff and share-token holders only. Channels' WebsocketCommunicator over Redis."""
+"""The run page's WebSocket: replay from last_seq out of the database, in order, then live events, one
+event or several per message; access for owner, staff and share-token holders only. Channels'
+WebsocketCommunicator over Redis."""
 
 from __future__ import annotations
 
@@ -17,8 +18,21 @@ from webapp.runs.routing import websocket_urlpatterns
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
-def _seq(html: str) -> int:
-    return int(re.search(r'id="run-seq" hx-swap-oob="true" data-seq="(-?\d+)"', html).group(1))
+def _seqs(html: str) -> list[int]:
+    """The events in one message, in its order (each event's fragments end with its marker)."""
+    return [int(s) for s in re.findall(r'id="run-seq" hx-swap-oob="true" data-seq="(-?\d+)"', html)]
+
+
+async def _receive_through(communicator, last: int) -> tuple[list[int], str]:
+    """Messages until the one carrying event ``last``: the seqs they carried, in order, and their HTML."""
+    seqs: list[int] = []
+    html = ""
+    while not seqs or seqs[-1] < last:
+        message = await communicator.receive_from(timeout=5)
+        assert _seqs(message), message
+        seqs += _seqs(message)
+        html += message
+    return seqs, html
 
 
 def _event(run, seq, type_, **payload):
@@ -52,10 +66,10 @@ async def test_it_replays_missed_events_in_order_then_forwards_live_ones(make_ru
     communicator, connected, _ = await _connect(run, alice, "last_seq=0")
     assert connected
 
-    replayed = [await communicator.receive_from(timeout=5) for _ in range(2)]
-    assert [_seq(m) for m in replayed] == [1, 2]
-    assert 'hx-swap-oob="beforeend:#cand-0-text"' in replayed[1]
-    assert "&lt;b&gt;bold&lt;/b&gt;" in replayed[1] and "<b>" not in replayed[1]  # model text is escaped
+    seqs, replayed = await _receive_through(communicator, 2)
+    assert seqs == [1, 2]
+    assert 'hx-swap-oob="beforeend:#cand-0-text"' in replayed
+    assert "&lt;b&gt;bold&lt;/b&gt;" in replayed and "<b>" not in replayed  # model text is escaped
 
     await database_sync_to_async(record_and_publish)(
         run.id,
@@ -71,7 +85,7 @@ async def test_it_replays_missed_events_in_order_then_forwards_live_ones(make_ru
         ),
     )
     live = await communicator.receive_from(timeout=5)
-    assert _seq(live) == 3
+    assert _seqs(live) == [3]
     assert 'id="cand-0-code"' in live and 'hx-swap-oob="true"' in live
     assert await communicator.receive_nothing(timeout=0.2)
     await communicator.disconnect()
@@ -95,8 +109,8 @@ async def test_a_live_event_past_a_gap_brings_the_dropped_ones_from_the_database
     await database_sync_to_async(record_and_publish)(
         run.id, _event(run, 5, "candidate_delta", candidate=0, text="y")
     )
-    received = [await communicator.receive_from(timeout=5) for _ in range(3)]
-    assert [_seq(m) for m in received] == [3, 4, 5]
+    seqs, _ = await _receive_through(communicator, 5)
+    assert seqs == [3, 4, 5]
     assert await communicator.receive_nothing(timeout=0.2)
     await communicator.disconnect()
 
@@ -120,7 +134,7 @@ async def test_it_lets_a_share_token_holder_watch_read_only(make_run):
     communicator, connected, _ = await _connect(run, AnonymousUser(), f"last_seq=-1&token={run.share_token}")
     assert connected
     first = await communicator.receive_from(timeout=5)
-    assert _seq(first) == 0
+    assert _seqs(first)[0] == 0
     assert 'data-testid="cancel-run"' not in first  # the status fragment has no buttons for readers
     await communicator.disconnect()
 
@@ -129,3 +143,109 @@ async def test_it_refuses_a_wrong_token(make_run):
     run = await _started_run(make_run, SCRIPT)
     communicator, connected, code = await _connect(run, AnonymousUser(), "last_seq=-1&token=nope")
     assert not connected and code == 4403
+
+
+# -- the fan-out inside one process (webapp.runs.live) -----------------------------------------------
+
+
+def _feeds():
+    from webapp.runs import live
+
+    return live._loop_feeds()
+
+
+async def test_viewers_of_a_run_share_one_group_membership_and_see_their_own_buttons(make_run, alice):
+    run = await _started_run(make_run, SCRIPT)
+    owner, connected, _ = await _connect(run, alice, "last_seq=2")
+    assert connected
+    reader, connected, _ = await _connect(run, AnonymousUser(), f"last_seq=2&token={run.share_token}")
+    assert connected
+    assert len(_feeds()) == 1 and len(_feeds()[run.id].viewers) == 2
+
+    await database_sync_to_async(record_and_publish)(
+        run.id, _event(run, 3, "stage", stage="solve", state="started")
+    )
+    for_owner, for_reader = await owner.receive_from(timeout=5), await reader.receive_from(timeout=5)
+    assert _seqs(for_owner) == _seqs(for_reader) == [3]
+    assert 'data-testid="cancel-run"' in for_owner and 'data-testid="cancel-run"' not in for_reader
+
+    await owner.disconnect()
+    assert len(_feeds()[run.id].viewers) == 1
+    await reader.disconnect()
+    assert run.id not in _feeds()  # the last viewer gone, the feed left the group
+
+
+async def test_live_events_are_forwarded_as_rendered_by_the_recorder(make_run, alice, monkeypatch):
+    run = await _started_run(make_run, SCRIPT)
+    communicator, connected, _ = await _connect(run, alice, "last_seq=2")
+    assert connected
+
+    def no_rendering_here(*args, **kwargs):
+        raise AssertionError("the consumer's process rendered a live event")
+
+    monkeypatch.setattr("webapp.runs.live.render_messages", no_rendering_here)
+    await database_sync_to_async(record_and_publish)(
+        run.id, _event(run, 3, "candidate_delta", candidate=0, text="more")
+    )
+    live_message = await communicator.receive_from(timeout=5)
+    assert _seqs(live_message) == [3] and ">more</div>" in live_message
+    await communicator.disconnect()
+
+
+async def test_a_viewer_behind_sends_what_it_missed_as_one_message_in_order(make_run, alice):
+    from webapp.runs.render import seq_marker
+
+    run = await _started_run(make_run, SCRIPT)
+    communicator, connected, _ = await _connect(run, alice, "last_seq=2")
+    assert connected
+    feed = _feeds()[run.id]
+    for seq in (3, 4, 5):  # three events reach the feed before the viewer's task runs again
+        html = f'<div hx-swap-oob="beforeend:#cand-0-text">{seq}</div>\n{seq_marker(seq)}'
+        await feed.add({"type": "run.event", "event": _event(run, seq, "candidate_delta"), "html": html})
+    message = await communicator.receive_from(timeout=5)
+    assert _seqs(message) == [3, 4, 5]
+    assert message.index(">3<") < message.index(">4<") < message.index(">5<")
+    assert await communicator.receive_nothing(timeout=0.2)
+    await communicator.disconnect()
+
+
+async def test_a_page_behind_the_feed_replays_from_the_database_then_follows_live(make_run, alice):
+    run = await _started_run(make_run, SCRIPT)
+    first, connected, _ = await _connect(run, alice, "last_seq=2")  # the feed starts at seq 2
+    assert connected
+    late, connected, _ = await _connect(run, alice, "last_seq=0")  # a page rendered earlier
+    assert connected
+    seqs, replayed = await _receive_through(late, 2)
+    assert seqs == [1, 2] and "&lt;b&gt;bold&lt;/b&gt;" in replayed
+
+    await database_sync_to_async(record_and_publish)(
+        run.id, _event(run, 3, "candidate_delta", candidate=0, text="z")
+    )
+    assert _seqs(await late.receive_from(timeout=5)) == [3]
+    assert _seqs(await first.receive_from(timeout=5)) == [3]
+    assert await late.receive_nothing(timeout=0.2) and await first.receive_nothing(timeout=0.1)
+    await first.disconnect()
+    await late.disconnect()
+
+
+async def test_an_event_broadcast_without_html_is_rendered_from_the_database(make_run, alice):
+    from channels.layers import get_channel_layer
+
+    run = await _started_run(make_run, SCRIPT)
+    communicator, connected, _ = await _connect(run, alice, "last_seq=2")
+    assert connected
+
+    @database_sync_to_async
+    def persist(seq):
+        from webapp.runs.models import RunEvent
+
+        RunEvent.objects.create(
+            run_id=run.id, seq=seq, type="candidate_delta", payload={"candidate": 0, "text": "late"}
+        )
+
+    await persist(3)
+    event = _event(run, 3, "candidate_delta", candidate=0, text="late")
+    await get_channel_layer().group_send(run.group_name, {"type": "run.event", "event": event})
+    message = await communicator.receive_from(timeout=5)
+    assert _seqs(message) == [3] and ">late</div>" in message
+    await communicator.disconnect()

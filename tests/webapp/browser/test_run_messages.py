@@ -1,0 +1,59 @@
+"""static/js/run.js with messages that carry several events (a viewer that fell behind gets what it
+missed in one message, webapp/runs/live.py): each event in a message is applied, in order; a message
+already applied is dropped; one applied only in part is dropped and the page reconnects from its seq.
+The page's WebSocket is Playwright's mock (``page.route_web_socket``), so the messages are exactly these.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+
+from webapp.runs.render import seq_marker
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def _delta(seq: int, text: str) -> str:
+    """One candidate_delta event's message, as webapp.runs.render writes it."""
+    return f'<div hx-swap-oob="beforeend:#cand-0-text">{text}</div>\n{seq_marker(seq)}'
+
+
+def _wait_sockets(page: Any, sockets: list[Any], count: int) -> None:
+    deadline = time.monotonic() + 20
+    while len(sockets) < count and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert len(sockets) == count
+
+
+def _wait_seq(page: Any, seq: int) -> None:
+    page.wait_for_function(f"document.getElementById('run-seq').getAttribute('data-seq') === '{seq}'")
+
+
+def test_a_message_of_several_events_applies_each_once_in_order(fake_site, page_for, alice, make_run):
+    run = make_run(status="running", settings={"k": 1, "turns": 0, "sims": 1})
+    sockets: list[Any] = []
+    page = page_for(fake_site, alice)
+    page.route_web_socket(re.compile(r"/ws/runs/"), lambda ws: sockets.append(ws))
+    page.goto(f"{fake_site}/runs/{run.id}/")
+    _wait_sockets(page, sockets, 1)
+    assert "last_seq=-1" in sockets[0].url
+    text = page.locator("#cand-0-text")
+
+    sockets[0].send("\n".join([_delta(0, "a"), _delta(1, "b"), _delta(2, "c")]))
+    _wait_seq(page, 2)
+    assert text.text_content() == "abc"
+
+    sockets[0].send("\n".join([_delta(1, "b"), _delta(2, "c")]))  # all on the page: dropped
+    sockets[0].send("\n".join([_delta(2, "c"), _delta(3, "d")]))  # partly: dropped, and reconnect
+    _wait_sockets(page, sockets, 2)
+    assert "last_seq=2" in sockets[1].url
+    assert text.text_content() == "abc"
+
+    sockets[1].send("\n".join([_delta(3, "d"), _delta(4, "e")]))
+    _wait_seq(page, 4)
+    assert text.text_content() == "abcde"
+    assert page.errors == []
