@@ -19,8 +19,10 @@ What is protected (each is tested in tests/simulator/execution/test_adversarial.
   before its first fork, so every child (and whatever it starts) inherits it and cannot remove it.
 - Per program, in the child: rlimits on address space, CPU time, file size, processes, open files, no core
   files; a fresh working directory; fixed hash seed and ``random.seed(0)``; the wall clock enforced by the
-  worker, stdout/stderr capped (over the cap the program is killed: ``output_limit``); afterwards every
-  process left in the sandbox is killed and /tmp is emptied.
+  worker, stdout/stderr capped (over the cap the program is killed: ``output_limit``); the program's
+  stdin is a memfd, never a file in /tmp. Afterwards every process left in the sandbox is killed and
+  /tmp and /dev/shm are emptied, folders the program locked with chmod or nested deep included (what
+  cannot be removed ends the worker, and its sandbox with it).
 - The worker is not dumpable (the child cannot read its memory); if the child kills it anyway (same uid),
   the pool reports ``killed`` and starts a fresh worker.
 

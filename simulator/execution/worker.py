@@ -7,11 +7,16 @@ it sends ``{"ready": true, "uid": ..., "pid": ...}``, then one response per requ
 fields (``trace`` as a dict).
 
 The worker installs the seccomp filter (seccomp.py) in itself once, before its first fork, so every
-child inherits it. Per program the worker: makes a fresh working directory under /tmp; forks a child
-that sets rlimits, seeds ``random`` and runs the harness with stdin from the given text and
-stdout/stderr/result on pipes; drains those pipes with caps under the wall clock; reaps the child
-(its rusage gives the peak memory); kills every other process left in the sandbox (the worker is
-their subreaper); empties /tmp.
+child inherits it, and makes the program's three text streams once (``_child_streams``). Per program
+the worker: makes a fresh working directory under /tmp and a memfd holding the given stdin; forks a
+child that points fds 0-3 at that memfd and at its pipes, sets rlimits, seeds ``random`` and runs the
+harness; drains the pipes with caps under the wall clock (poll on the pipes and a pidfd); reaps the
+child (its rusage gives the peak memory); kills every other process left in the sandbox (the worker
+is their subreaper); empties /tmp and /dev/shm, whatever the program did to its folders.
+
+A fork costs far more than the child's own work: every page the child or the worker writes afterwards
+is copied on a fault. So the worker keeps what it imports small and does what it can once, before
+the first fork, rather than in every child.
 """
 
 from __future__ import annotations
@@ -22,18 +27,18 @@ import json
 import math
 import os
 import resource
-import selectors
-import shutil
+import select
 import signal
 import struct
 import sys
 import time
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TextIO
 
 _HEADER = struct.Struct(">I")
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _GRACE_S = 0.2  # after the child exits, how long to wait for its pipes to close
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 # Modules a program commonly imports: loaded once in the worker, so each forked child has them free.
 PRELOAD = (
     "collections", "itertools", "functools", "math", "re", "string", "heapq", "bisect", "random",
@@ -82,7 +87,11 @@ class _Capture:
 
 
 def _child(
-    request: dict[str, Any], limits: dict[str, int], fds: tuple[int, int, int, int], workdir: str
+    request: dict[str, Any],
+    limits: dict[str, int],
+    fds: tuple[int, int, int, int],
+    workdir: str,
+    streams: tuple[TextIO, TextIO, TextIO],
 ) -> None:
     """In the forked child: confine this process, run the harness, write the record to fd 3. Never returns."""
     code = 70
@@ -112,9 +121,7 @@ def _child(
         from simulator.execution import harness
 
         random.seed(0)
-        sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-        sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)  # noqa: SIM115
+        sys.stdin, sys.stdout, sys.stderr = streams
         record = harness.execute(request["program"], request.get("trace", False), request["max_steps"])
         data = json.dumps(record, separators=(",", ":")).encode()
         view = memoryview(data)
@@ -133,13 +140,48 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+def _child_streams() -> tuple[TextIO, TextIO, TextIO]:
+    """The program's ``sys.stdin``, ``sys.stdout`` and ``sys.stderr``, made once, in the worker.
+
+    They sit on fds 0, 1 and 2, which each child points at its stdin memfd and its output pipes, so no
+    child pays for making three text streams (~70 copy-on-write page faults a program). They are made
+    while those fds are of the kinds a child has (a memfd, two pipes): a stream notes once whether its
+    file is seekable. The worker never reads or writes them, so every child starts from their untouched
+    state; its own fds 0 and 1 are /dev/null again afterwards, fd 2 its log.
+    """
+    saved = [os.dup(fd) for fd in (0, 1, 2)]
+    stdin_fd = os.memfd_create("stdin", 0)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    for fd, target in ((stdin_fd, 0), (out_w, 1), (err_w, 2)):
+        os.dup2(fd, target)
+    streams = (
+        open(0, encoding="utf-8", errors="replace", closefd=False),  # noqa: SIM115
+        open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False),  # noqa: SIM115
+        open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1),  # noqa: SIM115
+    )
+    for fd, target in zip(saved, (0, 1, 2), strict=True):
+        os.dup2(fd, target)
+    for fd in (*saved, stdin_fd, out_r, out_w, err_r, err_w):
+        os.close(fd)
+    return streams
+
+
+_sandboxed: bool | None = None
+
+
 def in_sandbox() -> bool:
-    """Whether this process runs in a bwrap pid namespace (where ``kill(-1)`` reaches only the sandbox)."""
-    try:
-        with open("/proc/1/comm", encoding="utf-8") as handle:
-            return handle.read().strip() == "bwrap"
-    except OSError:
-        return False
+    """Whether this process runs in a bwrap pid namespace (where ``kill(-1)`` reaches only the sandbox).
+
+    Checked once per process (no process leaves its pid namespace), not once per program."""
+    global _sandboxed
+    if _sandboxed is None:
+        try:
+            with open("/proc/1/comm", encoding="utf-8") as handle:
+                _sandboxed = handle.read().strip() == "bwrap"
+        except OSError:
+            _sandboxed = False
+    return _sandboxed
 
 
 def _kill_everything_else() -> None:
@@ -156,43 +198,106 @@ def _kill_everything_else() -> None:
 
 
 def _empty_tmp() -> None:
-    """Empty the sandbox's private /tmp and /dev/shm (outside a sandbox these would be the host's)."""
+    """Empty the sandbox's private /tmp and /dev/shm (outside a sandbox these would be the host's).
+
+    Called after the kill sweep, when nothing else runs in the sandbox. Whatever cannot be removed
+    raises: the worker then exits and its sandbox, /tmp included, goes with it, rather than let the
+    next program see it."""
     if not in_sandbox():
         raise RuntimeError("the worker only runs inside its sandbox")
     for folder in ("/tmp", "/dev/shm"):
         try:
-            names = os.listdir(folder)
-        except OSError:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
             continue
-        for name in names:
-            path = os.path.join(folder, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+                continue
+            try:
+                os.rmdir(entry.path)  # the usual case: a program's working directory, left empty
+            except OSError:
+                _remove_tree(entry.path)
+
+
+def _remove_files(folder: int) -> list[str]:
+    """Unlink everything but folders in the open folder ``folder``; the names of its folders."""
+    folders = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry.name)
             else:
-                with contextlib.suppress(OSError):
-                    os.unlink(path)
+                os.unlink(entry.name, dir_fd=folder)
+    return folders
 
 
-def run_one(request: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
-    """Fork a child for one program, supervise it, and return the result record."""
+def _remove_tree(path: str) -> None:
+    """Remove a folder a program left, whatever it did to it.
+
+    Each folder gets its owner's permissions back before it is opened (a program can lock one with
+    ``chmod 0``, which ``shutil.rmtree`` would leave, contents and all). The walk holds one open folder
+    at a time and no recursion (folders may be nested thousands deep)."""
+    os.chmod(path, 0o700)
+    fd = os.open(path, _DIR_FLAGS)
+    above: list[tuple[str, list[str]]] = []  # from ``path`` down to ``fd``: each folder, what is left in it
+    try:
+        left = _remove_files(fd)
+        while True:
+            if left:  # go down into the next folder
+                name = left.pop()
+                os.chmod(name, 0o700, dir_fd=fd)
+                inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+                above.append((name, left))
+                left = _remove_files(fd)
+            elif above:  # this folder is empty: go up and remove it
+                name, left = above.pop()
+                outer = os.open("..", _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = outer
+                os.rmdir(name, dir_fd=fd)
+            else:
+                break
+    finally:
+        os.close(fd)
+    os.rmdir(path)
+
+
+def _stdin_memfd(text: str | None) -> int:
+    """A memfd holding ``text`` (UTF-8), positioned at its start: the program's stdin, never in /tmp."""
+    fd = os.memfd_create("stdin", 0)
+    if text:
+        view = memoryview(text.encode("utf-8", errors="surrogatepass"))
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def run_one(
+    request: dict[str, Any], limits: dict[str, int], streams: tuple[TextIO, TextIO, TextIO]
+) -> dict[str, Any]:
+    """Fork a child for one program, supervise it, clean the sandbox up after it, and return the
+    result record."""
+    if not in_sandbox():  # it forks unconfined code and its cleanups would hit the host
+        raise RuntimeError("the worker only runs inside its sandbox")
     program = request["program"]
     timeout = float(program.get("timeout_s", 3.0))
-    workdir = os.path.join("/tmp", f"run-{time.monotonic_ns()}")
+    workdir = f"/tmp/run-{time.monotonic_ns()}"
     os.mkdir(workdir, 0o700)
-    stdin_path = workdir + ".stdin"
-    with open(stdin_path, "w", encoding="utf-8") as handle:
-        handle.write(program.get("stdin") or "")
-    stdin_fd = os.open(stdin_path, os.O_RDONLY)
-    os.unlink(stdin_path)
+    stdin_fd = _stdin_memfd(program.get("stdin"))
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     res_r, res_w = os.pipe()
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _child(request, limits, (stdin_fd, out_w, err_w, res_w), workdir)
+        _child(request, limits, (stdin_fd, out_w, err_w, res_w), workdir, streams)
     for fd in (stdin_fd, out_w, err_w, res_w):
         os.close(fd)
+    pidfd = os.pidfd_open(pid)
 
     cap = limits["output_kb"] * 1024
     captures = {
@@ -202,15 +307,13 @@ def run_one(request: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
     }
     verdict: str | None = None  # a status only the worker can give
     message = ""
-    selector = selectors.DefaultSelector()
-    for fd in captures:
-        os.set_blocking(fd, False)
-        selector.register(fd, selectors.EVENT_READ)
-    pidfd = os.pidfd_open(pid)
-    selector.register(pidfd, selectors.EVENT_READ)
+    poller = select.poll()
+    watched = {out_r, err_r, res_r, pidfd}  # until the child has exited and its pipes are closed
+    for fd in watched:
+        poller.register(fd, select.POLLIN)
     deadline = started + timeout
     exited_at: float | None = None
-    while exited_at is None or len(selector.get_map()) > 0:
+    while watched:
         now = time.monotonic()
         limit = deadline if exited_at is None else min(deadline, exited_at + _GRACE_S)
         if now >= limit:
@@ -218,28 +321,24 @@ def run_one(request: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
                 verdict, message = "timeout", f"wall-clock limit of {timeout:g} s exceeded"
                 os.kill(pid, signal.SIGKILL)
             break
-        for key, _ in selector.select(limit - now):
-            if key.fd == pidfd:
+        for fd, _ in poller.poll(math.ceil((limit - now) * 1000)):
+            if fd == pidfd:
                 exited_at = time.monotonic()
-                selector.unregister(pidfd)
-                continue
-            try:
-                data = os.read(key.fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            if not data:
-                selector.unregister(key.fd)
-                continue
-            capture = captures[key.fd]
-            capture.add(data)
-            if capture.over and verdict is None:
-                verdict = "output_limit"
-                which = {out_r: "stdout", err_r: "stderr", res_r: "the result record"}[key.fd]
-                message = f"{which} exceeded its cap of {capture.cap} bytes"
-                os.kill(pid, signal.SIGKILL)
+            else:  # readable or hung up: a read does not block, and b"" is the end
+                data = os.read(fd, 1 << 16)
+                if data:
+                    capture = captures[fd]
+                    capture.add(data)
+                    if capture.over and verdict is None:
+                        verdict = "output_limit"
+                        which = {out_r: "stdout", err_r: "stderr", res_r: "the result record"}[fd]
+                        message = f"{which} exceeded its cap of {capture.cap} bytes"
+                        os.kill(pid, signal.SIGKILL)
+                    continue
+            poller.unregister(fd)
+            watched.discard(fd)
         if verdict is not None:
             break
-    selector.close()
     _, wait_status, usage = os.wait4(pid, 0)
     duration = time.monotonic() - started
     os.close(pidfd)
@@ -325,10 +424,11 @@ def main() -> None:
     from simulator import compare  # noqa: F401  (preloaded for the children and the judge)
     from simulator.execution import harness, seccomp  # noqa: F401
 
+    streams = _child_streams()
     seccomp.install()  # once, before any fork: every child inherits it (and cannot remove it)
     write_message(responses, {"ready": True, "uid": os.getuid(), "pid": os.getpid()})
     while (request := read_message(requests)) is not None:
-        write_message(responses, run_one(request, limits))
+        write_message(responses, run_one(request, limits, streams))
 
 
 if __name__ == "__main__":

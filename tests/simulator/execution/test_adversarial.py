@@ -290,3 +290,39 @@ def test_the_program_and_its_worker_are_both_under_the_seccomp_filter(pool: Pool
     assert result.status == "ok", result.message
     assert result.stdout.split() == ["2", "2"]  # SECCOMP_MODE_FILTER
     assert_healthy(pool)
+
+
+LOOK_AROUND = (
+    "import os\nhere = os.path.basename(os.getcwd())\n"
+    "print(sorted(set(os.listdir('/tmp')) - {here}), os.listdir('/dev/shm'), os.listdir('.'))\n"
+)
+
+
+def test_files_in_locked_folders_do_not_reach_the_next_program(pool: Pool) -> None:
+    """A program hides a secret in folders it locked with chmod (in its directory and elsewhere in
+    /tmp) and leaves a file in /dev/shm: the next program on the same worker finds none of it."""
+    hide = (
+        "import os\nos.makedirs('locked/inner')\n"
+        "with open('locked/inner/secret', 'w') as f:\n    f.write('s3cret')\n"
+        "os.chmod('locked/inner', 0)\nos.chmod('locked', 0o500)\n"
+        "os.mkdir('/tmp/elsewhere')\nopen('/tmp/elsewhere/f', 'w').close()\nos.chmod('/tmp/elsewhere', 0)\n"
+        "open('/dev/shm/left', 'w').close()\n"
+    )
+    for _ in range(pool.workers):  # twice: a leftover would also break the second hostile run
+        assert run(pool, hide).status == "ok"
+    for _ in range(pool.workers):
+        result = run(pool, LOOK_AROUND)
+        assert result.status == "ok", result.message
+        assert result.stdout == "[] [] []\n"
+
+
+def test_folders_nested_thousands_deep_are_removed(pool: Pool) -> None:
+    hide = "import os\nfor _ in range(3000):\n    os.mkdir('d')\n    os.chdir('d')\nprint(len(os.getcwd()))\n"
+    for _ in range(pool.workers):
+        result = run(pool, hide, timeout=5.0)
+        assert result.status == "ok", result.message
+        assert int(result.stdout) > 6000
+    for _ in range(pool.workers):
+        result = run(pool, LOOK_AROUND)
+        assert result.status == "ok", result.message
+        assert result.stdout == "[] [] []\n"
