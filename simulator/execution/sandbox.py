@@ -15,7 +15,8 @@ What is protected (each is tested in tests/simulator/execution/test_adversarial.
 - A cleared environment (``--clearenv``): the host's variables never reach the program.
 - The data directory (embedded database, secret key, model weights and caches) is hidden behind an empty
   tmpfs, also where it lies inside the rebound project folder.
-- A seccomp filter making socket/socketpair/io_uring_setup/ptrace fail with EPERM, installed in the worker
+- A seccomp filter making socket/socketpair/io_uring_setup/ptrace fail with EPERM, and the calls that make
+  state outliving a program (System V IPC, POSIX message queues, kernel keyrings), installed in the worker
   before its first fork, so every child (and whatever it starts) inherits it and cannot remove it.
 - Per program, in the child: rlimits on address space, CPU time, file size, processes, open files, no core
   files; a fresh working directory; fixed hash seed and ``random.seed(0)``; the wall clock enforced by the

@@ -2,7 +2,12 @@
 
 The sandbox already runs in an empty network namespace; this filter is the second wall: ``socket``,
 ``socketpair`` and ``io_uring_setup`` (io_uring can open sockets on its own) fail with ``EPERM``, and
-``ptrace`` too (a program must not attach to its worker). Everything else is allowed. A system call made
+``ptrace`` too (a program must not attach to its worker). So do the calls that create state outliving a
+program which the worker's cleanup (kill every process, empty /tmp and /dev/shm) would not remove, so
+the next program on the same worker could read it: System V shared memory, semaphores and message
+queues (``shmget``, ``semget``, ``msgget``: the worker's IPC namespace outlives its programs), POSIX
+message queues (``mq_open``) and kernel keyrings (``add_key``, ``request_key``, ``keyctl``: the user
+keyring is shared by every process of the sandbox's uid). Everything else is allowed. A system call made
 with a foreign calling convention (x32, or 32-bit ``int 0x80`` on x86-64) kills the process, since its
 numbers differ and would slip past the list.
 
@@ -39,10 +44,27 @@ _NR_OFFSET, _ARCH_OFFSET = 0, 4
 
 # machine -> (AUDIT_ARCH_*, {name: number}); numbers from the kernel's syscall tables
 _ARCHES: dict[str, tuple[int, dict[str, int]]] = {
-    "x86_64": (0xC000003E, {"socket": 41, "socketpair": 53, "ptrace": 101, "io_uring_setup": 425}),
-    "aarch64": (0xC00000B7, {"socket": 198, "socketpair": 199, "ptrace": 117, "io_uring_setup": 425}),
-}
-DENIED = ("socket", "socketpair", "ptrace", "io_uring_setup")
+    "x86_64": (
+        0xC000003E,
+        {
+            "socket": 41, "socketpair": 53, "ptrace": 101, "io_uring_setup": 425,
+            "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240,
+            "add_key": 248, "request_key": 249, "keyctl": 250,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "socket": 198, "socketpair": 199, "ptrace": 117, "io_uring_setup": 425,
+            "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180,
+            "add_key": 217, "request_key": 218, "keyctl": 219,
+        },
+    ),
+}  # fmt: skip
+DENIED = (
+    "socket", "socketpair", "ptrace", "io_uring_setup",
+    "shmget", "semget", "msgget", "mq_open", "add_key", "request_key", "keyctl",
+)  # fmt: skip
 _X32_BIT = 0x40000000
 
 

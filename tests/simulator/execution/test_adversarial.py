@@ -326,3 +326,29 @@ def test_folders_nested_thousands_deep_are_removed(pool: Pool) -> None:
         result = run(pool, LOOK_AROUND)
         assert result.status == "ok", result.message
         assert result.stdout == "[] [] []\n"
+
+
+def test_no_ipc_object_or_key_outlives_a_program(pool: Pool) -> None:
+    """System V shared memory, semaphores and message queues, POSIX message queues and keyring keys would
+    outlive the program on its worker (the next program could read them): creating any of them fails."""
+    code = (
+        "import ctypes, errno, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.syscall.restype = ctypes.c_long\n"
+        "attempts = {\n"
+        "    'shmget': lambda: libc.shmget(0x5EC, 4096, 0o1600),\n"
+        "    'semget': lambda: libc.semget(0x5EC, 1, 0o1600),\n"
+        "    'msgget': lambda: libc.msgget(0x5EC, 0o1600),\n"
+        "    'mq_open': lambda: libc.mq_open(b'/execsim', os.O_CREAT | os.O_RDWR, 0o600, None),\n"
+        "    'add_key': lambda: libc.syscall(248 if os.uname().machine == 'x86_64' else 217,"
+        " b'user', b'execsim', b'secret', 6, ctypes.c_int(-4)),\n"
+        "}\n"
+        "for name, attempt in attempts.items():\n"
+        "    ctypes.set_errno(0)\n"
+        "    print(name, attempt(), errno.errorcode.get(ctypes.get_errno()))\n"
+    )
+    result = run(pool, code)
+    assert result.status == "ok", result.message
+    for line in result.stdout.splitlines():
+        assert line.split()[1:] == ["-1", "EPERM"], line
+    assert len(result.stdout.splitlines()) == 5
+    assert_healthy(pool)
