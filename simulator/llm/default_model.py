@@ -71,7 +71,7 @@ def verify(model_dir: Path) -> bool:
         return False
     for digest, name in lines:
         file = model_dir / name
-        if not file.is_file() or _sha256(file) != digest:
+        if not file.is_file() or file_sha256(file) != digest:
             return False
     return (model_dir / "config.json").is_file()
 
@@ -108,7 +108,7 @@ def prepare(
         if not weights:
             raise PrepareError("the conversion wrote no .safetensors file")
         say("hashing weights")
-        (work / MARKER).write_text("".join(f"{_sha256(w)}  {w.name}\n" for w in weights))
+        (work / MARKER).write_text("".join(f"{file_sha256(w)}  {w.name}\n" for w in weights))
         if dest.exists():
             shutil.rmtree(dest)
         work.rename(dest)
@@ -171,7 +171,7 @@ def convert_gguf(gguf: Path, out_dir: Path) -> None:
     tokenizer.save_pretrained(out_dir)
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
