@@ -4,9 +4,11 @@ Registered by ``-p tests.llm_server`` in the pytest addopts of pyproject.toml. T
 ``vllm_server`` fixture are marked ``llm`` automatically (so ``-m "not llm"`` deselects them).
 
 - ``EXECSIM_TEST_MODEL_URL`` (and optionally ``EXECSIM_TEST_MODEL_NAME``) set: use that server.
-- otherwise: prepare the default model under ``<repo>/.data`` if needed (kept between runs, not in a
-  per-test temporary folder, so it is converted once) and start vLLM with --enforce-eager on a free
-  port; it is stopped at the end of the session.
+- otherwise: prepare the default model (the base, with the default checkpoint merged in when the
+  checkout has one; EXECSIM_CHECKPOINT=base for the plain base) under ``<repo>/.data`` if needed (kept
+  between runs, not in a per-test temporary folder, so it is converted and merged once) and start vLLM
+  with --enforce-eager on a free port, under the default model's name; it is stopped at the end of the
+  session.
 - vLLM not installed: the fixture FAILS with how to install it; it does not skip silently.
 """
 
@@ -45,10 +47,10 @@ def vllm_server() -> Iterator[ServedModel]:
     external = os.environ.get("EXECSIM_TEST_MODEL_URL")
     if external:
         yield ServedModel(
-            external.rstrip("/"), os.environ.get("EXECSIM_TEST_MODEL_NAME", config.DEFAULT_MODEL_NAME)
+            external.rstrip("/"), os.environ.get("EXECSIM_TEST_MODEL_NAME") or config.default_model_name()
         )
         return
-    from simulator.llm.default_model import prepare
+    from simulator.llm.default_model import prepare_default
     from simulator.llm.server import ModelServer, vllm_installed
 
     if not vllm_installed():
@@ -58,8 +60,10 @@ def vllm_server() -> Iterator[ServedModel]:
             pytrace=False,
         )
     data = REPO / ".data"
-    prepared = prepare(data / "models" / config.DEFAULT_MODEL_NAME)
-    server = ModelServer(prepared.path, data_dir=data, enforce_eager=True, max_model_len=2048)
+    prepared = prepare_default(data_dir=data)
+    server = ModelServer(
+        prepared.path, model_name=prepared.name, data_dir=data, enforce_eager=True, max_model_len=2048
+    )
     started = time.monotonic()
     server.start()
     try:

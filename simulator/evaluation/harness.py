@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from simulator import SCHEMA_VERSION, config
+from simulator import SCHEMA_VERSION
 from simulator.evaluation.cache import RequestCache
 from simulator.evaluation.metrics import Estimate, wilson
 from simulator.evaluation.requests import Requester
@@ -162,13 +162,12 @@ async def run(
 
 
 def provenance(settings: Settings, client: ChatClient, started: datetime) -> dict[str, Any]:
-    from simulator.llm.default_model import default_model_dir, weights_sha256
+    from simulator.llm.default_model import served_weights_sha256
 
-    sha = weights_sha256(default_model_dir()) if client.model == config.DEFAULT_MODEL_NAME else None
     return {
         "model": client.model,
         "model_url": client.base_url,
-        "weights_sha256": sha,
+        "weights_sha256": served_weights_sha256(client.model),
         "data": {"path": str(settings.data), "sha256": _file_sha256(settings.data)},
         "settings": settings.to_dict(),
         "git_commit": _git_commit(),

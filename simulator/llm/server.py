@@ -2,7 +2,8 @@
 
 ``ModelServer`` is used by ``execsim model serve``, the test fixture and the web app's embedded mode:
 
-    with ModelServer(default_model_dir()) as server:   # start() + wait_ready(); stop() on exit
+    model = prepare_default()                          # the base, with the checkpoint merged in
+    with ModelServer(model.path, model_name=model.name) as server:  # start() + wait_ready(); stop() on exit
         client = ...(server.url, server.model_name)
 
 Every cache and socket vLLM, torch and HF would put in $HOME or /tmp goes under ``data_dir()/vllm``.
@@ -56,13 +57,14 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class ModelServer:
-    """One vLLM server process serving ``model`` (an HF folder) as ``model_name`` on ``host:port``."""
+    """One vLLM server process serving ``model`` (an HF folder) as ``model_name`` (default: the default
+    model's name, which is what clients request by default) on ``host:port``."""
 
     def __init__(
         self,
         model: Path | str,
         *,
-        model_name: str = config.DEFAULT_MODEL_NAME,
+        model_name: str | None = None,
         port: int | None = None,
         host: str = "127.0.0.1",
         max_model_len: int = DEFAULT_MAX_MODEL_LEN,
@@ -74,7 +76,7 @@ class ModelServer:
         grace_s: float = 10.0,
     ) -> None:
         self.model = Path(model)
-        self.model_name = model_name
+        self.model_name = model_name or config.default_model_name()
         self.host = host
         self.port = port or free_port(host)
         self.max_model_len = max_model_len

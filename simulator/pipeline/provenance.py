@@ -9,21 +9,19 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from simulator import SCHEMA_VERSION, config
+from simulator import SCHEMA_VERSION
 from simulator.llm.client import ModelInfo
+from simulator.llm.default_model import served_weights_sha256
 from simulator.prompts import VERSIONS
 
 UNKNOWN = "unknown"
 
 
-def weights_hash(model: str) -> str:
-    """``<data_dir>/models/<model>/weights.sha256`` (written by the serving code), else "unknown"."""
-    path = config.data_dir() / "models" / model / "weights.sha256"
-    try:
-        text = path.read_text(encoding="utf-8").strip()
-    except OSError:
-        return UNKNOWN
-    return text.split()[0] if text else UNKNOWN
+def weights_hash(model: str, root: str | None = None) -> str:
+    """The served weights' hash from their ``weights.sha256`` marker (written by ``execsim model
+    prepare`` and the export): the folder the server names as its root if it is on this machine, else
+    ``<data_dir>/models/<model>``; "unknown" without a marker."""
+    return served_weights_sha256(model, root) or UNKNOWN
 
 
 @functools.cache
@@ -58,7 +56,7 @@ def collect(
         "model": model,
         "model_root": info.root if info else None,
         "max_model_len": info.max_model_len if info else None,
-        "weights_sha256": weights_hash(model),
+        "weights_sha256": weights_hash(model, info.root if info else None),
         "server": server,
         "prompts": dict(VERSIONS),
         "sampling": sampling,

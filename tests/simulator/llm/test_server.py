@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from simulator import config
 from simulator.llm import default_model
 from simulator.llm.server import ModelServer, ServerError, free_port
 
@@ -96,7 +97,7 @@ def test_server_keeps_every_cache_and_socket_in_the_data_dir(tmp_path: Path) -> 
         assert Path(env[name]).is_relative_to(tmp_path), name
     assert env["HF_HUB_OFFLINE"] == "1"
     cmd = server.command()
-    assert cmd[cmd.index("--served-model-name") + 1] == "smollm2-135m-instruct"
+    assert cmd[cmd.index("--served-model-name") + 1] == config.default_model_name()
     assert cmd[cmd.index("--host") + 1] == "127.0.0.1"
     assert cmd[-3:] == ["--enable-lora", "--lora-modules", "ft=/x"]
     assert server.url == "http://127.0.0.1:9999/v1"
@@ -138,7 +139,7 @@ def test_model_server_waits_for_readiness_and_stops_the_whole_group(
     try:
         waited = server.wait_ready(progress=seen.append, timeout_s=30)
         assert waited >= 1 and len(seen) >= 2 and seen == sorted(seen)
-        assert httpx.get(f"{server.url}/models").json()["data"][0]["id"] == "smollm2-135m-instruct"
+        assert httpx.get(f"{server.url}/models").json()["data"][0]["id"] == config.default_model_name()
         child = int(fake_vllm.read_text())
         assert _alive(child)
     finally:
