@@ -27,11 +27,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import IO, Any
 
+from simulator.compare import outputs_match
 from simulator.execution.program import Program
-from simulator.execution.result import ExceptionInfo, ExecutionResult
+from simulator.execution.result import STATUSES, ExceptionInfo, ExecutionResult
 from simulator.execution.sandbox import Limits, SandboxError, worker_command
 from simulator.execution.trace import DEFAULT_MAX_STEPS, Trace
-from simulator.execution.worker import write_message
+from simulator.execution.worker import decode_report, write_message
 
 START_TIMEOUT_S = 20.0
 ANSWER_GRACE_S = 5.0  # beyond a program's own timeout, how long the pool waits for its worker
@@ -58,13 +59,16 @@ class _Worker:
             raise SandboxError(f"the sandbox did not start: {self.log_text() or 'no message'}")
 
     def _receive(self, timeout: float) -> dict[str, Any] | None:
-        """The next message, or None if the worker died or stayed silent for ``timeout`` seconds."""
+        """The next JSON message, or None if the worker died or stayed silent for ``timeout`` seconds."""
+        body = self._receive_bytes(timeout)
+        return None if body is None else json.loads(body)
+
+    def _receive_bytes(self, timeout: float) -> bytes | None:
         deadline = time.monotonic() + timeout
         header = self._read_exact(4, deadline)
         if header is None:
             return None
-        body = self._read_exact(int.from_bytes(header, "big"), deadline)
-        return None if body is None else json.loads(body)
+        return self._read_exact(int.from_bytes(header, "big"), deadline)
 
     def _read_exact(self, size: int, deadline: float) -> bytes | None:
         fd = self.process.stdout.fileno()  # type: ignore[union-attr]
@@ -82,12 +86,13 @@ class _Worker:
             size -= len(data)
         return b"".join(chunks)
 
-    def ask(self, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    def ask(self, request: dict[str, Any], timeout: float) -> bytes | None:
+        """Send one request; its report (worker.encode_report), or None if the worker died or stalled."""
         try:
             write_message(self.process.stdin, request)  # type: ignore[arg-type]
         except (BrokenPipeError, OSError):
             return None
-        return self._receive(timeout)
+        return self._receive_bytes(timeout)
 
     def log_text(self) -> str:
         """What the worker (or bwrap) wrote to stderr: the reason when a sandbox fails to start."""
@@ -216,7 +221,7 @@ class Pool:
                 message="the sandbox worker died while running this program (it was replaced)",
             )
         self._release(worker)
-        return _result(answer)
+        return _result(answer, program.expected_stdout)
 
     def run_many(
         self,
@@ -253,22 +258,70 @@ def _program_dict(program: Program) -> dict[str, Any]:
     return data
 
 
-def _result(record: dict[str, Any]) -> ExecutionResult:
-    exception = record.get("exception")
-    trace = record.get("trace")
+_CHILD_STATUSES = frozenset(STATUSES) - {"invalid_input"}
+
+
+def _parse_record(data: bytes) -> dict[str, Any] | None:
+    """The child's result record, or None when it is cut short or malformed.
+
+    The bytes come from the program's own process (it can write to the record's pipe itself), so they are
+    checked before use: a forged record may lie about the program, but must not crash the caller.
+    """
+    try:
+        record = json.loads(data)
+        if not isinstance(record, dict) or record.get("status") not in _CHILD_STATUSES:
+            return None
+        exception = record.get("exception")
+        record["exception"] = ExceptionInfo(**exception) if exception is not None else None
+        trace = record.get("trace")
+        record["trace"] = Trace.from_dict(trace) if trace is not None else None
+        for key in ("value", "value_type"):
+            if not isinstance(record.get(key), str | None):
+                return None
+        if not isinstance(record.get("duration_s", 0.0), int | float):
+            return None
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None
+    return record
+
+
+def _result(report: bytes, expected_stdout: str | None) -> ExecutionResult:
+    """The ExecutionResult from a worker's report: the status the worker gave (timeout, output_limit,
+    killed) or else the child's own record; stdout judged against ``expected_stdout`` when given."""
+    header, (record_bytes, out_bytes, err_bytes) = decode_report(report)
+    verdict, message = header["verdict"], header["message"]
+    record: dict[str, Any] = {}
+    if verdict is None:
+        parsed = _parse_record(record_bytes)
+        if parsed is None:
+            verdict, message = "killed", "the program's result record was cut short or malformed"
+        else:
+            record = parsed
+    stdout = out_bytes.decode("utf-8", errors="replace")
+    exception: ExceptionInfo | None = record.get("exception")
+    status = verdict or record["status"]
+    if not message and status != "ok" and exception is not None:
+        where = f" (line {exception.line})" if exception.line else ""
+        message = f"{exception.type}: {exception.message}{where}"[:500]
+    if (
+        status == "ok"
+        and expected_stdout is not None
+        and (header["stdout_truncated"] or not outputs_match(stdout, expected_stdout, tolerance=1e-6))
+    ):
+        status, message = "wrong_answer", "stdout differs from the expected output"
     return ExecutionResult(
-        status=record["status"],
+        status=status,
         value=record.get("value"),
         value_type=record.get("value_type"),
-        stdout=record.get("stdout", ""),
-        stdout_truncated=record.get("stdout_truncated", False),
-        stderr=record.get("stderr", ""),
-        stderr_truncated=record.get("stderr_truncated", False),
-        exception=ExceptionInfo(**exception) if exception else None,
-        duration_s=record.get("duration_s", 0.0),
-        peak_memory_kb=record.get("peak_memory_kb"),
-        message=record.get("message", ""),
-        trace=Trace.from_dict(trace) if trace else None,
+        stdout=stdout,
+        stdout_truncated=header["stdout_truncated"],
+        stderr=err_bytes.decode("utf-8", errors="replace"),
+        stderr_truncated=header["stderr_truncated"],
+        exception=exception,
+        duration_s=record.get("duration_s", header["duration_s"]),
+        peak_memory_kb=header["peak_memory_kb"],
+        message=message,
+        trace=record.get("trace"),
     )
 
 

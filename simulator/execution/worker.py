@@ -1,10 +1,13 @@
 """The warm process inside a sandbox: it forks a fresh child per program and reports what happened.
 
 Run as ``python -m simulator.execution.worker '<limits json>'`` by the pool (see sandbox.py), never by
-hand. It speaks length-prefixed JSON (4-byte big-endian length, UTF-8 JSON) on its stdin/stdout: first
-it sends ``{"ready": true, "uid": ..., "pid": ...}``, then one response per request
-``{"program": {...}, "trace": bool, "max_steps": int}``. A response holds the ``ExecutionResult``
-fields (``trace`` as a dict).
+hand. It speaks length-prefixed messages (4-byte big-endian length) on its stdin/stdout: first it sends
+``{"ready": true, "uid": ..., "pid": ...}`` (UTF-8 JSON), then one report per request
+``{"program": {...}, "trace": bool, "max_steps": int}`` (JSON). A report is what the worker saw, raw
+(``encode_report``): a JSON header (the status only the worker can give, if any, and its message; wall
+time; peak memory; truncation flags) and, as bytes, the child's own result record, its stdout and its
+stderr. The pool parses and judges them (pool.py), so the worker, whose every page written after a
+fork is a copy-on-write fault, does as little per program as it can.
 
 The worker installs the seccomp filter (seccomp.py) in itself once, before its first fork, so every
 child inherits it, and makes the program's three text streams once (``_child_streams``). Per program
@@ -53,6 +56,23 @@ def write_message(stream: BinaryIO, message: dict[str, Any]) -> None:
     stream.flush()
 
 
+def encode_report(header: dict[str, Any], blobs: tuple[bytes, bytes, bytes]) -> bytes:
+    """A report's body: the JSON header, a newline, then the blobs (record, stdout, stderr) raw."""
+    header["sizes"] = [len(blob) for blob in blobs]
+    return json.dumps(header, separators=(",", ":")).encode() + b"\n" + b"".join(blobs)
+
+
+def decode_report(body: bytes) -> tuple[dict[str, Any], list[bytes]]:
+    """The header and the blobs of a report made by ``encode_report``."""
+    end = body.index(b"\n")
+    header = json.loads(body[:end])
+    blobs, start = [], end + 1
+    for size in header["sizes"]:
+        blobs.append(body[start : start + size])
+        start += size
+    return header, blobs
+
+
 def read_message(stream: BinaryIO) -> dict[str, Any] | None:
     """The next message, or None at end of stream (the other side is gone)."""
     header = stream.read(_HEADER.size)
@@ -82,8 +102,8 @@ class _Capture:
         self.chunks.append(data)
         self.size += len(data)
 
-    def text(self) -> str:
-        return b"".join(self.chunks).decode("utf-8", errors="replace")
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
 
 
 def _child(
@@ -276,11 +296,9 @@ def _stdin_memfd(text: str | None) -> int:
     return fd
 
 
-def run_one(
-    request: dict[str, Any], limits: dict[str, int], streams: tuple[TextIO, TextIO, TextIO]
-) -> dict[str, Any]:
+def run_one(request: dict[str, Any], limits: dict[str, int], streams: tuple[TextIO, TextIO, TextIO]) -> bytes:
     """Fork a child for one program, supervise it, clean the sandbox up after it, and return the
-    result record."""
+    report (``encode_report``)."""
     if not in_sandbox():  # it forks unconfined code and its cleanups would hit the host
         raise RuntimeError("the worker only runs inside its sandbox")
     program = request["program"]
@@ -348,20 +366,7 @@ def run_one(
     _empty_tmp()
 
     out, err, res = captures[out_r], captures[err_r], captures[res_r]
-    record: dict[str, Any] = {
-        "status": "ok",
-        "value": None,
-        "value_type": None,
-        "exception": None,
-        "trace": None,
-        "duration_s": duration,
-    }
-    if verdict is None and res.size and not res.over:
-        try:
-            record.update(json.loads(res.text()))
-        except ValueError:
-            verdict, message = "killed", "the program's result record was cut short"
-    elif verdict is None:
+    if verdict is None and not res.size:  # no record: how the child ended is the status
         if os.WIFSIGNALED(wait_status):
             number = os.WTERMSIG(wait_status)
             cpu_used = usage.ru_utime + usage.ru_stime
@@ -374,31 +379,15 @@ def run_one(
         else:
             code = os.WEXITSTATUS(wait_status)
             verdict, message = "killed", f"exited with code {code} before reporting a result"
-    if verdict is not None:
-        record.update(status=verdict, value=None, value_type=None)
-    record.update(
-        stdout=out.text(),
-        stdout_truncated=out.over,
-        stderr=err.text(),
-        stderr_truncated=err.over,
-        peak_memory_kb=usage.ru_maxrss,
-        message=message or _message_for(record),
-    )
-    expected = program.get("expected_stdout")
-    if record["status"] == "ok" and expected is not None:
-        from simulator.compare import outputs_match
-
-        if out.over or not outputs_match(record["stdout"], expected, tolerance=1e-6):
-            record.update(status="wrong_answer", message="stdout differs from the expected output")
-    return record
-
-
-def _message_for(record: dict[str, Any]) -> str:
-    exc = record.get("exception")
-    if record["status"] == "ok" or not exc:
-        return ""
-    where = f" (line {exc['line']})" if exc.get("line") else ""
-    return f"{exc['type']}: {exc['message']}{where}"[:500]
+    header = {
+        "verdict": verdict,  # None: the record (which the pool parses) says how the program went
+        "message": message,
+        "duration_s": duration,
+        "peak_memory_kb": usage.ru_maxrss,
+        "stdout_truncated": out.over,
+        "stderr_truncated": err.over,
+    }
+    return encode_report(header, (res.data() if verdict is None else b"", out.data(), err.data()))
 
 
 def _prctl(option: int, value: int) -> None:
@@ -421,14 +410,15 @@ def main() -> None:
     _prctl(_PR_SET_DUMPABLE, 0)
     for name in PRELOAD:
         __import__(name)
-    from simulator import compare  # noqa: F401  (preloaded for the children and the judge)
     from simulator.execution import harness, seccomp  # noqa: F401
 
     streams = _child_streams()
     seccomp.install()  # once, before any fork: every child inherits it (and cannot remove it)
     write_message(responses, {"ready": True, "uid": os.getuid(), "pid": os.getpid()})
     while (request := read_message(requests)) is not None:
-        write_message(responses, run_one(request, limits, streams))
+        report = run_one(request, limits, streams)
+        responses.write(_HEADER.pack(len(report)) + report)
+        responses.flush()
 
 
 if __name__ == "__main__":

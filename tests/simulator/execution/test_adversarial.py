@@ -352,3 +352,24 @@ def test_no_ipc_object_or_key_outlives_a_program(pool: Pool) -> None:
         assert line.split()[1:] == ["-1", "EPERM"], line
     assert len(result.stdout.splitlines()) == 5
     assert_healthy(pool)
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        b'{"status": "ok", "exception": 5}',
+        b'{"status": "pwned"}',
+        b"[1, 2, 3]",
+        b'{"status": "ok", "trace": {"steps": [{"index": 0}]}}',
+        b"[" * 100_000,
+        b'{"status": "ok", "value": 1' + b"0" * 5000 + b"}",
+    ],
+    ids=["exception-not-a-dict", "unknown-status", "not-an-object", "broken-trace", "deep", "huge-int"],
+)
+def test_a_forged_result_record_is_reported_not_raised(pool: Pool, record: bytes) -> None:
+    """The program writes its own result record and exits before the harness can: the pool reports it as
+    killed instead of failing on it."""
+    result = run(pool, f"import os\nos.write(3, {record!r})\nos._exit(0)\n")
+    assert result.status == "killed"
+    assert "malformed" in result.message
+    assert_healthy(pool)
