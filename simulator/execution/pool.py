@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import fields
 from typing import IO, Any
 
 from simulator.compare import outputs_match
@@ -34,6 +34,7 @@ from simulator.execution.sandbox import Limits, SandboxError, worker_command
 from simulator.execution.trace import DEFAULT_MAX_STEPS, Trace
 from simulator.execution.worker import decode_report, write_message
 
+_PROGRAM_FIELDS = tuple(field.name for field in fields(Program))
 START_TIMEOUT_S = 20.0
 ANSWER_GRACE_S = 5.0  # beyond a program's own timeout, how long the pool waits for its worker
 Progress = Callable[[int, int], None]
@@ -252,7 +253,9 @@ class Pool:
 
 
 def _program_dict(program: Program) -> dict[str, Any]:
-    data = asdict(program)
+    """The program as the request's JSON object (field by field: ``dataclasses.asdict`` deep-copies,
+    ~14 us a program against ~1)."""
+    data = {name: getattr(program, name) for name in _PROGRAM_FIELDS}
     if data["tests"] is not None:
         data["tests"] = list(data["tests"])
     return data
