@@ -126,6 +126,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     rl.set_defaults(handler=_rl)
 
+    ev = stages.add_parser(
+        "evaluate", help="serve a model folder, evaluate it (CRUXEval-O NLEX, MBPP), compare with a baseline"
+    )
+    ev.add_argument("--model", type=Path, help="HF model folder to serve (e.g. runs/export/merged)")
+    ev.add_argument("--url", help="evaluate this running OpenAI-compatible server instead of serving --model")
+    ev.add_argument("--name", help="served model name (default: the folder's name)")
+    ev.add_argument("--out", type=Path, required=True, help="output folder (one subfolder per task)")
+    ev.add_argument(
+        "--variant", default="checkpoint", help="what the result rows call this model (base, sft, rl)"
+    )
+    ev.add_argument("--tasks", default="cruxeval-o,mbpp", help="comma-separated: cruxeval-o, mbpp")
+    ev.add_argument("--limit", type=int, help="first N items of each benchmark only")
+    ev.add_argument(
+        "--baseline", type=Path, help="an earlier `train evaluate --out` to compare with, item by item"
+    )
+    ev.add_argument("--concurrency", type=int, default=16)
+    ev.add_argument("--max-model-len", type=int, help="vLLM context length (default: the server's)")
+    ev.set_defaults(handler=_evaluate)
+
     exp = stages.add_parser("export", help="merge a checkpoint into a servable folder with a manifest")
     exp.add_argument(
         "--checkpoint", type=Path, required=True, help="an adapter/ or model/ folder from sft or rl"
@@ -404,4 +423,43 @@ def _export(args: argparse.Namespace) -> int:
     print(
         json.dumps({k: manifest[k] for k in ("base_model", "merged", "adapter", "steps", "serve")}, indent=2)
     )
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from training.evaluate import TASKS, EvalRunConfig, EvaluateError, evaluate_model
+
+    if (args.model is None) == (args.url is None):
+        raise UsageError("give exactly one of --model (a folder to serve) and --url (a running server)")
+    if args.model is not None and not (args.model / "config.json").is_file():
+        raise UsageError(f"--model {args.model} is not an HF model folder (no config.json)")
+    if args.url is not None and not args.name:
+        raise UsageError("--url needs --name (the model name that server serves)")
+    tasks = tuple(t.strip() for t in args.tasks.split(",") if t.strip())
+    if not tasks or any(t not in TASKS for t in tasks):
+        raise UsageError(f"--tasks takes {', '.join(TASKS)}")
+    if args.baseline is not None and not args.baseline.is_dir():
+        raise UsageError(f"--baseline {args.baseline} is not a folder")
+    config = EvalRunConfig(
+        model=str(args.model or ""),
+        out=str(args.out),
+        variant=args.variant,
+        name=args.name,
+        tasks=tasks,
+        limit=args.limit,
+        baseline=str(args.baseline) if args.baseline else None,
+        concurrency=args.concurrency,
+        url=args.url,
+        max_model_len=args.max_model_len,
+    )
+    _log_config("evaluate", config.__dict__, args.out)
+    with _Bar() as bar:
+        try:
+            rows = evaluate_model(config, progress=bar)
+        except EvaluateError as exc:
+            raise UsageError(str(exc)) from None
+    for row in rows:
+        interval = f"[{row['low']:+.3f}, {row['high']:+.3f}]"
+        print(f"{row['benchmark']} {row['model']}: {row['value']:+.3f} {interval} n={row['n']}")
+    print(f"wrote {args.out / 'eval-results.json'} (pass it to `execsim train export --eval-results`)")
     return 0

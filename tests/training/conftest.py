@@ -94,15 +94,17 @@ def build_tiny_model(path):
     )
     raw.train_from_iterator([TINY_CORPUS] * 20, trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|endoftext|>", pad_token="<|pad|>")
+    # a chat template, so vLLM can serve it (the chain test evaluates the exported folder)
+    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}\n{% endfor %}"
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=64,
         intermediate_size=128,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=512,
+        num_attention_heads=1,  # head size 64: one vLLM's CPU attention supports
+        num_key_value_heads=1,
+        max_position_embeddings=4096,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.eos_token_id,

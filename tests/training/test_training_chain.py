@@ -1,7 +1,8 @@
-"""The whole training chain on CPU at toy size: synthesise -> SFT -> GRPO -> export (serve/evaluate: a hook).
+"""The whole training chain on CPU at toy size: synthesise -> SFT -> GRPO -> export -> serve -> evaluate.
 
 A randomly initialised 2-layer Llama with a ~320-token tokenizer stands in for SmolLM2 (no download);
-batch 2, at most 256 tokens. Programs run in the real sandbox.
+batch 2, at most 256 tokens. Programs run in the real sandbox; the exported folder is served by a real
+vLLM server and scored on 5 CRUXEval-O dev items (so the test needs the serve extra and the benchmarks).
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ import json
 
 import pytest
 
+from simulator.llm.server import vllm_installed
 from training.data.examples import sft_examples, write_jsonl
 from training.execution import sandbox_available
+from training.paths import benchmarks_dir
 from training.synth.pipeline import SynthConfig, synthesize
 
 pytestmark = [
@@ -19,6 +22,8 @@ pytestmark = [
     pytest.mark.skipif(
         not sandbox_available(), reason="simulator.execution.run_many (the sandbox) is missing"
     ),
+    pytest.mark.skipif(not vllm_installed(), reason="vLLM is not installed (the serve extra)"),
+    pytest.mark.skipif(benchmarks_dir() is None, reason="no benchmark folder (../shared/benchmarks)"),
 ]
 
 
@@ -41,6 +46,7 @@ def _state(model_dir):
 def test_the_whole_chain_runs_on_cpu_at_toy_size(tiny_model_dir, tmp_path):
     import torch
 
+    from training.evaluate import EvalRunConfig, evaluate_model
     from training.export.checkpoint import export
     from training.rl.train import RLRunConfig, run_grpo
     from training.sft.train import SFTRunConfig, run_sft
@@ -111,29 +117,34 @@ def test_the_whole_chain_runs_on_cpu_at_toy_size(tiny_model_dir, tmp_path):
     assert len(rewards) == 12
     assert sum(rewards[-4:]) / 4 > sum(rewards[:4]) / 4, rewards
 
-    # 5. export: the LoRA adapter merged into a servable folder, with a manifest (evaluation: a hook)
-    def evaluate_hook_double(merged_dir):
-        assert (merged_dir / "config.json").is_file()
-        return [
-            {
-                "benchmark": "cruxeval-dev",
-                "metric": "pass@1",
-                "value": 0.0,
-                "n": 200,
-                "low": 0.0,
-                "high": 0.019,
-            }
-        ]
+    # 5. export, serve, evaluate: the LoRA adapter merged into a servable folder; the export's hook
+    # serves that folder with vLLM and evaluates 5 CRUXEval-O items through the real harness
+    def serve_and_evaluate(merged_dir):
+        return evaluate_model(
+            EvalRunConfig(
+                model=str(merged_dir),
+                out=str(tmp_path / "eval"),
+                variant="sft",
+                tasks=("cruxeval-o",),
+                limit=5,
+            )
+        )
 
     card_path = tmp_path / "card.json"
     card_path.write_text(json.dumps(card.to_dict()))
     manifest = export(
-        adapter, tmp_path / "export", summaries=[lora], card=card_path, evaluate=evaluate_hook_double
+        adapter, tmp_path / "export", summaries=[lora], card=card_path, evaluate=serve_and_evaluate
     )
     merged = tmp_path / "export" / "merged"
     assert manifest["base_model"] == str(tiny_model_dir)
     assert manifest["adapter"] and (tmp_path / "export" / "adapter" / "adapter_config.json").is_file()
-    assert manifest["steps"] == 30 and manifest["evaluation"][0]["n"] == 200
+    assert manifest["steps"] == 30
+    [row] = manifest["evaluation"]
+    assert (row["benchmark"], row["model"], row["n"]) == ("cruxeval-o", "sft", 5)
+    assert 0 <= row["low"] <= row["value"] <= row["high"] <= 1
+    served = json.loads((tmp_path / "eval" / "cruxeval-o" / "results.json").read_text())
+    assert served["requests"]["sent"] == 5 and len(served["items"]) == 5
+    assert served["provenance"]["model"] == "merged"
     assert manifest["data"][0]["examples"] == 8 and manifest["card"]["seed"] == 0
     assert json.loads((tmp_path / "export" / "manifest.json").read_text()) == json.loads(
         json.dumps(manifest, default=str)
