@@ -1,15 +1,17 @@
-"""Where the Checkpoints pages look, and which checkpoint is the app's default: Django settings when
-defined, else environment variables (docs/webapp.md), else the defaults here.
+"""Where the Checkpoints pages look: the Django setting when defined, else the environment variable
+(docs/webapp.md), else the defaults here.
 
 - ``EXECSIM_CHECKPOINT_DIRS``: folders, each either a checkpoint (it holds manifest.json) or a parent
   of checkpoint folders; comma-separated in the environment. Default: ``checkpoints/`` at the
   repository root (committed checkpoints) and ``<EXECSIM_DATA_DIR>/checkpoints/``.
-- ``EXECSIM_CHECKPOINT``: the name of the default checkpoint (default: the only committed one).
+
+Which checkpoint is the app's default is not decided here: the pages ask
+``simulator.config.checkpoint_choice()`` (environment variable ``EXECSIM_CHECKPOINT``), the same answer
+``execsim model prepare`` merges and ``execsim model serve`` / ``execsim up`` serve.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from django.conf import settings
@@ -37,10 +39,3 @@ def roots() -> list[Root]:
     """The folders to look in, each labelled committed, data dir or configured by where it is."""
     labels = {committed_dir().resolve(): COMMITTED, data_checkpoints_dir().resolve(): DATA_DIR}
     return [Root(path, labels.get(path.resolve(), CONFIGURED)) for path in checkpoint_dirs()]
-
-
-def configured_default() -> str | None:
-    value = getattr(settings, "EXECSIM_CHECKPOINT", None)
-    if value is None:
-        value = os.environ.get("EXECSIM_CHECKPOINT")
-    return value.strip() if value and value.strip() else None

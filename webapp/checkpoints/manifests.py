@@ -516,20 +516,25 @@ def discover(roots: Iterable[Root]) -> list[Checkpoint]:
     return found
 
 
-def default_checkpoint(checkpoints: Sequence[Checkpoint], configured: str | None) -> tuple[str | None, str]:
-    """The app's default checkpoint and why: the one named by ``configured`` (EXECSIM_CHECKPOINT), else
-    the only committed one, else none. A label for the pages; serving it is ``execsim model serve``."""
-    names = [c.name for c in checkpoints]
-    if configured:
-        if configured in names:
-            return configured, f"EXECSIM_CHECKPOINT={configured}"
-        return None, f"EXECSIM_CHECKPOINT={configured} names no checkpoint found here"
-    committed = [c.name for c in checkpoints if c.source == COMMITTED]
-    if len(committed) == 1:
-        return committed[0], "the only committed checkpoint (set EXECSIM_CHECKPOINT to choose another)"
-    if committed:
-        return None, f"{len(committed)} committed checkpoints: set EXECSIM_CHECKPOINT to choose one"
-    return None, "no committed checkpoint and EXECSIM_CHECKPOINT is not set"
+def _resolved(path: Path) -> Path:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):  # a symlink loop, an unreadable parent: compare as given
+        return Path(path).absolute()
+
+
+def find_default(checkpoints: Sequence[Checkpoint], folder: Path | None, name: str) -> Checkpoint | None:
+    """The listed checkpoint that the app's default model is made of, given the ``folder`` and ``name``
+    of ``simulator.config.checkpoint_choice()`` (which the pages' view passes in): the one in that folder
+    (resolved paths compared), else the one listed under that name. None when the default is the plain
+    base model (``folder`` None) or no listed checkpoint matches."""
+    if folder is None:
+        return None
+    target = _resolved(folder)
+    for checkpoint in checkpoints:
+        if _resolved(checkpoint.directory) == target:
+            return checkpoint
+    return find(checkpoints, name)
 
 
 def _variant_key(model: str) -> tuple[int, int, str]:

@@ -1,6 +1,6 @@
 """The manifest reader (webapp.checkpoints.manifests): good, partial and malformed manifests, the
-discovery of checkpoint folders, the default checkpoint, and the grouping of evaluation rows. Plain
-files in tmp_path; no database."""
+discovery of checkpoint folders, finding the default checkpoint among them, and the grouping of
+evaluation rows. Plain files in tmp_path; no database."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from webapp.checkpoints.manifests import (
     CONFIGURED,
     DATA_DIR,
     Root,
-    default_checkpoint,
     discover,
     duration,
+    find_default,
     normalise_variant,
     read_checkpoint,
 )
@@ -191,23 +191,31 @@ def test_discover_walks_each_root_in_order_and_skips_what_is_not_there(tmp_path:
     assert found[2].warnings[0] == "renamed from a: an earlier folder has that name"
 
 
-def test_the_default_checkpoint_is_the_configured_one_else_the_only_committed_one(tmp_path: Path) -> None:
-    write_checkpoint(tmp_path / "repo", "mine", good_manifest())
-    write_checkpoint(tmp_path / "data", "local", good_manifest())
+def test_the_default_is_the_listed_checkpoint_in_the_chosen_folder_else_the_one_of_its_name(
+    tmp_path: Path,
+) -> None:
+    mine = write_checkpoint(tmp_path / "repo", "mine", good_manifest())
+    write_checkpoint(tmp_path / "data", "mine", good_manifest())  # listed as mine-2
+    write_checkpoint(tmp_path / "data", "other", good_manifest())
     found = discover([Root(tmp_path / "repo", COMMITTED), Root(tmp_path / "data", DATA_DIR)])
-    assert default_checkpoint(found, None)[0] == "mine"
-    assert default_checkpoint(found, "local") == ("local", "EXECSIM_CHECKPOINT=local")
-    assert default_checkpoint(found, "gone") == (
-        None,
-        "EXECSIM_CHECKPOINT=gone names no checkpoint found here",
-    )
-    write_checkpoint(tmp_path / "repo", "other", good_manifest())
-    found = discover([Root(tmp_path / "repo", COMMITTED)])
-    assert default_checkpoint(found, None) == (
-        None,
-        "2 committed checkpoints: set EXECSIM_CHECKPOINT to choose one",
-    )
-    assert default_checkpoint([], None)[0] is None
+    assert [c.name for c in found] == ["mine", "mine-2", "other"]
+
+    def default(folder: Path | None, name: str) -> str | None:
+        checkpoint = find_default(found, folder, name)
+        return checkpoint.name if checkpoint else None
+
+    # by folder, compared resolved: a link to it or a path with ".." is the same folder
+    assert default(mine, "mine") == "mine"
+    assert default(tmp_path / "data" / "mine", "mine") == "mine-2"
+    (tmp_path / "link").symlink_to(tmp_path / "data")
+    assert default(tmp_path / "link" / "mine", "mine") == "mine-2"
+    assert default(tmp_path / "repo" / ".." / "data" / "other", "other") == "other"
+    # a folder not listed: the checkpoint listed under its name, else none
+    assert default(tmp_path / "elsewhere" / "other", "other") == "other"
+    assert default(tmp_path / "elsewhere" / "gone", "gone") is None
+    # the plain base model: no checkpoint is the default, whatever its name
+    assert default(None, "mine") is None
+    assert find_default([], mine, "mine") is None
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,8 @@
 """The Checkpoints pages: the list and a checkpoint's page (evaluation table with intervals and its
 inline SVG chart), a malformed manifest shown as an error instead of a 500, 404 for an unknown name,
-login required, the nav link; and the default folders the pages look in."""
+login required, the nav link; the default checkpoint as ``simulator.config.checkpoint_choice()`` names
+it (EXECSIM_CHECKPOINT set with monkeypatch, the committed folder pointed at tmp_path); and the default
+folders the pages look in."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from django.conf import settings
 from django.test import override_settings
 
+from simulator import config
 from tests.webapp.checkpoints.support import GOOD_EVALUATION, good_manifest, write_checkpoint
 from webapp.checkpoints import conf
 from webapp.checkpoints.manifests import MANIFEST, Root, read_checkpoint
@@ -22,13 +25,38 @@ pytestmark = pytest.mark.django_db
 SVG = "{http://www.w3.org/2000/svg}"
 
 
+@pytest.fixture(autouse=True)
+def no_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """EXECSIM_CHECKPOINT unset and no committed checkpoint (an empty folder): the base model is the
+    default unless a test says otherwise. Returns the committed folder checkpoint_choice() reads."""
+    committed = tmp_path / "committed"
+    committed.mkdir()
+    monkeypatch.delenv("EXECSIM_CHECKPOINT", raising=False)
+    monkeypatch.setattr(config, "checkpoints_dir", lambda: committed)
+    return committed
+
+
 @pytest.fixture
-def folders(tmp_path: Path) -> Any:
+def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Two checkpoints (a good one, made the default, and a malformed one) in one configured folder."""
     write_checkpoint(tmp_path, "sft-small", good_manifest())
     write_checkpoint(tmp_path, "broken", '{"base_model": "x",')
-    with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(tmp_path)], EXECSIM_CHECKPOINT="sft-small"):
+    monkeypatch.setattr(config, "checkpoints_dir", lambda: tmp_path)
+    monkeypatch.setenv("EXECSIM_CHECKPOINT", "sft-small")
+    with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(tmp_path)]):
         yield tmp_path
+
+
+def _default_reason(page: str) -> str:
+    found = re.search(r'<p data-testid="default-reason">(.*?)</p>', page, re.S)
+    assert found, "no default-reason paragraph"
+    return found.group(1)
+
+
+def _marked(page: str) -> list[str]:
+    """The names of the list's rows marked default."""
+    rows = re.findall(r'<tr data-testid="checkpoint-row" data-name="([^"]+)">(.*?)</tr>', page, re.S)
+    return [name for name, html in rows if 'data-testid="checkpoint-default"' in html]
 
 
 def _svgs(page: str) -> list[ElementTree.Element]:
@@ -65,6 +93,9 @@ def test_the_list_shows_each_checkpoint_the_default_and_a_broken_manifest(
     assert "<b>mbpp</b> best@4: sft 0.250" in good
     assert 'href="/checkpoints/sft-small/"' in good
     assert "EXECSIM_CHECKPOINT=sft-small" in page and str(folders) in page
+    reason = _default_reason(page)
+    assert "Default checkpoint: <b>sft-small</b> (EXECSIM_CHECKPOINT=sft-small)" in reason
+    assert str(folders / "sft-small") in reason and "default-missing" not in reason
 
 
 def test_a_checkpoint_page_tables_and_plots_its_results(client: Any, alice: Any, folders: Path) -> None:
@@ -121,15 +152,14 @@ def test_a_partial_manifest_renders_with_its_warnings(client: Any, alice: Any, t
     rows = [{"benchmark": "mbpp", "metric": "pass@1", "model": "base", "value": 0.4}, {"metric": 3}]
     write_checkpoint(tmp_path, "half", {"steps": "x", "evaluation": rows})
     client.force_login(alice)
-    with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(tmp_path)], EXECSIM_CHECKPOINT=""):
+    with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(tmp_path)]):
         page = client.get("/checkpoints/half/").content.decode()
         listing = client.get("/checkpoints/").content.decode()
     assert 'data-testid="checkpoint-warnings"' in page and "steps: expected an integer" in page
     assert "lacks n, low, high" in page and "not plotted (no value)" in page
     assert [len(svg.findall(f".//{SVG}rect")) for svg in _svgs(page)] == [1]  # the row with a value
     assert "The manifest lists no stages." in page and "No synthesis card" in page
-    assert 'data-testid="checkpoint-default"' not in listing
-    assert "no committed checkpoint and EXECSIM_CHECKPOINT is not set" in listing
+    assert _marked(listing) == [] and 'data-testid="checkpoint-default"' not in page
 
 
 def test_manifest_text_is_escaped_everywhere(client: Any, alice: Any, tmp_path: Path) -> None:
@@ -157,19 +187,86 @@ def test_no_checkpoints_says_so_and_the_nav_links_the_page(client: Any, alice: A
     assert re.search(r'<a href="/checkpoints/" data-testid="nav-checkpoints">Checkpoints</a>', page)
 
 
+def test_unset_the_default_is_the_committed_smollm2_135m_nlex(
+    client: Any, alice: Any, no_default: Path
+) -> None:
+    write_checkpoint(no_default, config.DEFAULT_CHECKPOINT, good_manifest())
+    write_checkpoint(no_default, "another", good_manifest())
+    client.force_login(alice)
+    with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(no_default)]):
+        listing = client.get("/checkpoints/").content.decode()
+        mine = client.get(f"/checkpoints/{config.DEFAULT_CHECKPOINT}/").content.decode()
+        other = client.get("/checkpoints/another/").content.decode()
+    assert _marked(listing) == [config.DEFAULT_CHECKPOINT]
+    reason = _default_reason(listing)
+    assert f"<b>{config.DEFAULT_CHECKPOINT}</b> (the committed default checkpoint)" in reason
+    assert 'title="the committed default checkpoint">default</span>' in mine
+    assert 'data-testid="checkpoint-default"' not in other
+
+
+@pytest.mark.parametrize("setting", ["base", None])
+def test_the_base_model_as_default_marks_no_checkpoint_and_says_so(
+    client: Any, alice: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str | None
+) -> None:
+    """EXECSIM_CHECKPOINT=base, or unset with no committed smollm2-135m-nlex (another one is listed)."""
+    write_checkpoint(tmp_path / "listed", config.DEFAULT_CHECKPOINT, good_manifest())
+    if setting:
+        monkeypatch.setenv("EXECSIM_CHECKPOINT", setting)
+    client.force_login(alice)
+    with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(tmp_path / "listed")]):
+        listing = client.get("/checkpoints/").content.decode()
+        page = client.get(f"/checkpoints/{config.DEFAULT_CHECKPOINT}/").content.decode()
+    assert _marked(listing) == [] and 'data-testid="checkpoint-default"' not in page
+    reason = _default_reason(listing)
+    assert "the app serves the plain base model <b>smollm2-135m-instruct</b>" in reason
+    expected = "EXECSIM_CHECKPOINT=base" if setting else f"no folder {tmp_path / 'committed'}"
+    assert f"({expected}" in reason and "Default checkpoint:" not in reason
+
+
+def test_a_path_default_matches_its_folder_however_it_is_spelled(
+    client: Any, alice: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_checkpoint(tmp_path / "a", "same", good_manifest())
+    write_checkpoint(tmp_path / "b", "same", good_manifest())  # listed as same-2
+    (tmp_path / "link").symlink_to(tmp_path / "b")
+    monkeypatch.setenv("EXECSIM_CHECKPOINT", str(tmp_path / "link" / "same"))
+    client.force_login(alice)
+    with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(tmp_path / "a"), str(tmp_path / "b")]):
+        listing = client.get("/checkpoints/").content.decode()
+    assert _marked(listing) == ["same-2"]  # the folder, not the name
+    assert f"(EXECSIM_CHECKPOINT={tmp_path / 'link' / 'same'})" in _default_reason(listing)
+
+
+def test_a_default_whose_folder_is_missing_or_unlisted_says_so(
+    client: Any, alice: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_checkpoint(tmp_path / "listed", "gone", good_manifest())
+    outside = write_checkpoint(tmp_path / "outside", "elsewhere", good_manifest())
+    client.force_login(alice)
+    with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(tmp_path / "listed")]):
+        monkeypatch.setenv("EXECSIM_CHECKPOINT", "gone")  # no folder committed/gone
+        missing = client.get("/checkpoints/").content.decode()
+        monkeypatch.setenv("EXECSIM_CHECKPOINT", str(outside))
+        unlisted = client.get("/checkpoints/").content.decode()
+    # the name is the fallback, but the page warns that prepare will fail
+    assert _marked(missing) == ["gone"]
+    assert 'data-testid="default-missing"' in _default_reason(missing)
+    assert str(tmp_path / "committed" / "gone") in _default_reason(missing)
+    assert _marked(unlisted) == []
+    reason = _default_reason(unlisted)
+    assert 'data-testid="default-unlisted"' in reason and "default-missing" not in reason
+    assert f"Default checkpoint: <b>elsewhere</b> (EXECSIM_CHECKPOINT={outside})" in reason
+
+
 def test_the_default_folders_are_the_committed_one_and_the_data_dirs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EXECSIM_CHECKPOINT_DIRS", raising=False)
-    monkeypatch.delenv("EXECSIM_CHECKPOINT", raising=False)
     assert not hasattr(settings, "EXECSIM_CHECKPOINT_DIRS")
     assert conf.roots() == [
         Root(Path(settings.BASE_DIR) / "checkpoints", "committed"),
         Root(Path(settings.DATA_DIR) / "checkpoints", "data dir"),
     ]
-    assert conf.configured_default() is None
     monkeypatch.setenv("EXECSIM_CHECKPOINT_DIRS", "/srv/a, /srv/b")
-    monkeypatch.setenv("EXECSIM_CHECKPOINT", "a1")
     assert conf.roots() == [Root(Path("/srv/a"), "configured"), Root(Path("/srv/b"), "configured")]
-    assert conf.configured_default() == "a1"
 
 
 COMMITTED = sorted((Path(settings.BASE_DIR) / "checkpoints").glob(f"*/{MANIFEST}"))
