@@ -9,7 +9,8 @@ order, each ending with its ``#run-seq`` marker), so a viewer that falls behind 
 messages instead of one per event.
 
 Nothing is lost or sent twice:
-- ``floor``: every event with seq <= floor was recorded before the feed joined the group, so the
+- ``floor``: every event with seq <= floor was recorded before the feed joined the group (or the feed
+  has let it go: it keeps its last KEEP events and all its slowest viewer still needs), so the
   database has it; every later one reaches the feed live. A viewer behind the floor (a page rendered
   before the feed existed) replays from the database up to the floor first.
 - A live event past a gap (a channel layer drops messages when a receiver falls behind, or two
