@@ -249,3 +249,27 @@ async def test_an_event_broadcast_without_html_is_rendered_from_the_database(mak
     message = await communicator.receive_from(timeout=5)
     assert _seqs(message) == [3] and ">late</div>" in message
     await communicator.disconnect()
+
+
+async def test_a_feed_lets_old_events_go_and_a_page_behind_them_replays_from_the_database(
+    make_run, alice, monkeypatch
+):
+    monkeypatch.setattr("webapp.runs.live.KEEP", 1)
+    run = await _started_run(make_run, SCRIPT)
+    first, connected, _ = await _connect(run, alice, "last_seq=2")
+    assert connected
+    for seq in range(3, 9):
+        await database_sync_to_async(record_and_publish)(
+            run.id, _event(run, seq, "candidate_delta", candidate=0, text=f"<{seq}>")
+        )
+        seqs, _ = await _receive_through(first, seq)
+        assert seqs == [seq]
+    assert _feeds()[run.id].floor > 2 and min(_feeds()[run.id].events) > 3
+
+    late, connected, _ = await _connect(run, alice, "last_seq=2")
+    seqs, html = await _receive_through(late, 8)
+    assert seqs == list(range(3, 9))
+    assert all(html.index(f"&lt;{s}&gt;") < html.index(f"&lt;{s + 1}&gt;") for s in range(3, 8))
+    assert await late.receive_nothing(timeout=0.2)
+    await first.disconnect()
+    await late.disconnect()
