@@ -6,8 +6,9 @@
 
 Workers start lazily, up to ``workers`` of them; each runs one program at a time. A worker that dies
 (a program can kill it: same uid) is reported as a ``killed`` result for that program and replaced by
-a fresh one. All worker processes are started from one long-lived launcher thread, because bwrap's
-``--die-with-parent`` follows the *thread* that started it.
+a fresh one, started by the next caller that needs a worker (one already waiting included). All worker
+processes are started from one long-lived launcher thread, because bwrap's ``--die-with-parent``
+follows the *thread* that started it.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import atexit
 import contextlib
 import json
 import os
-import queue
 import select
 import subprocess
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
@@ -133,9 +134,12 @@ class Pool:
         self.command = worker_command(
             self.limits, python=python, run_as_uid=run_as_uid, setup_as_root=setup_as_root
         )
-        self._idle: queue.Queue[_Worker] = queue.Queue()
-        self._started = 0
+        self._idle: deque[_Worker] = deque()  # oldest released first
+        self._started = 0  # workers started or starting, not yet discarded
         self._lock = threading.Lock()
+        # Signalled whenever a caller waiting for a worker may go on: one was released, or a slot freed
+        # (a worker discarded, a start failed) for the caller to start a fresh one, or the pool closed.
+        self._changed = threading.Condition(self._lock)
         self._closed = False
         self._launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="execsim-launcher")
         self._all: set[_Worker] = set()
@@ -158,6 +162,7 @@ class Pool:
         with self._lock:
             self._closed = True
             workers, self._all = list(self._all), set()
+            self._changed.notify_all()
         for worker in workers:
             worker.close()
         self._launcher.shutdown(wait=False)
@@ -169,28 +174,38 @@ class Pool:
         return worker
 
     def _acquire(self) -> _Worker:
+        """An idle worker, else a fresh one while fewer than ``workers`` run, else the next one released
+        or, when a worker is discarded, a fresh one in its place."""
         with self._lock:
-            if self._closed:
-                raise SandboxError("the pool is closed")
-            grow = self._idle.empty() and self._started < self.workers
-            if grow:
-                self._started += 1
-        if grow:
-            try:
-                return self._spawn()
-            except BaseException:
-                with self._lock:
-                    self._started -= 1
-                raise
-        return self._idle.get()
+            while True:
+                if self._closed:
+                    raise SandboxError("the pool is closed")
+                if self._idle:
+                    return self._idle.popleft()
+                if self._started < self.workers:
+                    self._started += 1
+                    break
+                self._changed.wait()
+        try:
+            return self._spawn()
+        except BaseException:
+            self._free_slot()
+            raise
 
     def _release(self, worker: _Worker) -> None:
-        self._idle.put(worker)
+        with self._lock:
+            self._idle.append(worker)
+            self._changed.notify()
+
+    def _free_slot(self) -> None:
+        with self._lock:
+            self._started -= 1
+            self._changed.notify()  # a caller waiting for a worker starts one in its place
 
     def _discard(self, worker: _Worker) -> None:
         with self._lock:
             self._all.discard(worker)
-            self._started -= 1
+        self._free_slot()
         worker.close()
 
     @property

@@ -23,7 +23,9 @@ What is protected (each is tested in tests/simulator/execution/test_adversarial.
   worker, stdout/stderr capped (over the cap the program is killed: ``output_limit``); the program's
   stdin is a memfd, never a file in /tmp. Afterwards every process left in the sandbox is killed and
   /tmp and /dev/shm are emptied, folders the program locked with chmod or nested deep included (what
-  cannot be removed ends the worker, and its sandbox with it).
+  cannot be removed ends the worker, and its sandbox with it); the folders bwrap itself made there (when
+  the data directory lies under /tmp: its masking tmpfs and the folders leading to it) are kept as made,
+  and emptied.
 - The worker is not dumpable (the child cannot read its memory); if the child kills it anyway (same uid),
   the pool reports ``killed`` and starts a fresh worker.
 

@@ -15,7 +15,8 @@ the worker: makes a fresh working directory under /tmp and a memfd holding the g
 child that points fds 0-3 at that memfd and at its pipes, sets rlimits, seeds ``random`` and runs the
 harness; drains the pipes with caps under the wall clock (poll on the pipes and a pidfd); reaps the
 child (its rusage gives the peak memory); kills every other process left in the sandbox (the worker
-is their subreaper); empties /tmp and /dev/shm, whatever the program did to its folders.
+is their subreaper); empties /tmp and /dev/shm, whatever the program did to its folders, but for the
+folders bwrap made there (``_take_skeleton``: a data directory masked under /tmp), which it keeps as made.
 
 A fork costs far more than the child's own work: every page the child or the worker writes afterwards
 is copied on a fault. So the worker keeps what it imports small and does what it can once, before
@@ -218,27 +219,74 @@ def _kill_everything_else() -> None:
             return
 
 
+# What bwrap put in /tmp and /dev/shm before any program ran (``_take_skeleton``): the folders leading to its
+# own mount points there and those mount points. Path -> the mode to give it back (None: a read-only mount,
+# left alone). Empty unless a hidden or rebound folder lies under /tmp (e.g. a data directory in /tmp).
+_skeleton: dict[str, int | None] = {}
+
+
+def _take_skeleton() -> None:
+    """Note the sandbox's own folders in /tmp and /dev/shm, once, before the first program.
+
+    bwrap mounts the masked data directory (a tmpfs), and rebinds the interpreter or project, where they
+    lie: under /tmp it makes the folders leading to them in the sandbox's /tmp. Those folders and mount
+    points cannot be removed (``rmdir`` of a mount point is EBUSY), so ``_empty_tmp`` keeps them, as they
+    were, and removes what a program put in them (a writable mount included); read-only mounts are left
+    alone. Anything else left in /tmp is the programs' and goes."""
+    found: dict[str, int | None] = {}
+    for root in ("/tmp", "/dev/shm"):
+        try:
+            stack = [(root, os.stat(root).st_dev)]
+        except FileNotFoundError:
+            continue
+        while stack:
+            folder, device = stack.pop()
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if not entry.is_dir(follow_symlinks=False):
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                    if info.st_dev != device and os.statvfs(entry.path).f_flag & os.ST_RDONLY:
+                        found[entry.path] = None
+                        continue
+                    found[entry.path] = info.st_mode & 0o7777
+                    stack.append((entry.path, info.st_dev))
+    global _skeleton
+    _skeleton = found
+
+
 def _empty_tmp() -> None:
-    """Empty the sandbox's private /tmp and /dev/shm (outside a sandbox these would be the host's).
+    """Empty the sandbox's private /tmp and /dev/shm (outside a sandbox these would be the host's),
+    but for the sandbox's own folders there (``_take_skeleton``), which are emptied instead.
 
     Called after the kill sweep, when nothing else runs in the sandbox. Whatever cannot be removed
     raises: the worker then exits and its sandbox, /tmp included, goes with it, rather than let the
     next program see it."""
     if not in_sandbox():
         raise RuntimeError("the worker only runs inside its sandbox")
-    for folder in ("/tmp", "/dev/shm"):
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
+    _empty_folder("/tmp")
+    _empty_folder("/dev/shm")
+
+
+def _empty_folder(folder: str) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        if not entry.is_dir(follow_symlinks=False):
+            os.unlink(entry.path)
             continue
-        for entry in entries:
-            if not entry.is_dir(follow_symlinks=False):
-                os.unlink(entry.path)
-                continue
-            try:
-                os.rmdir(entry.path)  # the usual case: a program's working directory, left empty
-            except OSError:
-                _remove_tree(entry.path)
+        if entry.path in _skeleton:  # the sandbox's own: kept, as it was, and emptied
+            mode = _skeleton[entry.path]
+            if mode is not None:  # None: a read-only mount, where no program can write
+                os.chmod(entry.path, mode)
+                _empty_folder(entry.path)
+            continue
+        try:
+            os.rmdir(entry.path)  # the usual case: a program's working directory, left empty
+        except OSError:
+            _remove_tree(entry.path)
 
 
 def _remove_files(folder: int) -> list[str]:
@@ -414,6 +462,7 @@ def main() -> None:
     from simulator.execution import seccomp
 
     streams = _child_streams()
+    _take_skeleton()
     seccomp.install()  # once, before any fork: every child inherits it (and cannot remove it)
     write_message(responses, {"ready": True, "uid": os.getuid(), "pid": os.getpid()})
     while (request := read_message(requests)) is not None:

@@ -12,11 +12,17 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from simulator.execution import Limits, Pool, SandboxError
+from simulator.execution import Limits, Pool, Program, SandboxError
 from simulator.execution.sandbox import NOBODY
 
 SMALL = Limits(memory_mb=256, file_size_mb=8, tmp_size_mb=32, processes=8, open_files=64, output_kb=256)
@@ -77,3 +83,37 @@ def benchmark_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"benchmark file {path} is absent (shared/ is expected next to the repository)")
     return path
+
+
+def run_from_threads(pool: Pool, programs: list[Program], *, trace: bool = False, timeout_s: float = 60.0):
+    """``pool.run`` of each program from a thread of its own, all at once (more callers than workers, as
+    the pipeline's real executions are); results in order. Fails, rather than hangs, when a caller is
+    still waiting for a worker after ``timeout_s``."""
+    results: list[Any] = [None] * len(programs)
+
+    def one(index: int) -> None:
+        results[index] = pool.run(programs[index], trace=trace)
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(programs))]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout_s
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    stuck = sum(thread.is_alive() for thread in threads)
+    assert not stuck, f"{stuck} of {len(programs)} callers still wait for a worker after {timeout_s} s"
+    return results
+
+
+@contextmanager
+def data_dir_under_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """EXECSIM_DATA_DIR in a fresh folder under /tmp (as the web app's browser tests and any site whose
+    data directory lies in /tmp have it): the sandbox masks it with a tmpfs, so its /tmp holds folders
+    and a mount point of bwrap's own (for pools made inside the block)."""
+    folder = Path(tempfile.mkdtemp(prefix="execsim-site-", dir="/tmp"))
+    folder.chmod(0o755)
+    monkeypatch.setenv("EXECSIM_DATA_DIR", str(folder / "data"))
+    try:
+        yield folder / "data"
+    finally:
+        shutil.rmtree(folder)

@@ -16,7 +16,7 @@ import pytest
 
 from simulator import config
 from simulator.execution import Pool, Program
-from tests.simulator.execution.sandbox_support import SMALL, VARIANTS, make_pool
+from tests.simulator.execution.sandbox_support import SMALL, VARIANTS, data_dir_under_tmp, make_pool
 
 SECRET = f"execsim-secret-{uuid.uuid4().hex}"
 
@@ -326,6 +326,51 @@ def test_folders_nested_thousands_deep_are_removed(pool: Pool) -> None:
         result = run(pool, LOOK_AROUND)
         assert result.status == "ok", result.message
         assert result.stdout == "[] [] []\n"
+
+
+WALK_TMP = (
+    "import os\nhere = os.getcwd()\nmine = os.path.basename(here)\n"
+    "for root, folders, files in sorted(os.walk('/tmp')):\n"
+    "    if root != here:\n"
+    "        print(root, oct(os.stat(root).st_mode), sorted(set(folders) - {mine}), files)\n"
+)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_what_a_program_leaves_in_the_sandboxs_own_folders_in_tmp_does_not_reach_the_next(
+    variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the data directory under /tmp, the sandbox's /tmp holds bwrap's own folders (leading to the
+    data directory's tmpfs, a mount point). A program fills them and the tmpfs, and locks them with chmod:
+    the next program finds them as bwrap made them. One that moves them away ends its worker (they cannot
+    be removed, so that sandbox goes), and the next program finds them as made, on a fresh worker."""
+    with data_dir_under_tmp(monkeypatch) as data:
+        pool = make_pool(variant, workers=1)
+        try:
+            made = run(pool, WALK_TMP)
+            assert made.status == "ok", made.message
+            masked = [line for line in made.stdout.splitlines() if line.startswith(f"{data} ")]
+            assert len(masked) == 1 and masked[0].endswith(" [] []")  # the data directory: a tmpfs, empty
+            folders = [str(data), *map(str, data.parents)][: len(data.parts) - 2]  # below /tmp
+            hide = (
+                "import os\n"
+                + "".join(
+                    f"os.makedirs({f + '/sub/inner'!r})\nopen({f + '/secret'!r}, 'w').write('s3cret')\n"
+                    f"open({f + '/sub/inner/secret'!r}, 'w').write('s3cret')\nos.chmod({f + '/sub'!r}, 0)\n"
+                    for f in folders
+                )
+                + "".join(f"os.chmod({f!r}, 0)\n" for f in folders)
+            )
+            assert run(pool, hide).status == "ok"
+            after = run(pool, WALK_TMP)
+            assert (after.status, after.stdout) == ("ok", made.stdout)
+            top = folders[-1]
+            move = f"import os\nos.rename({top!r}, '/tmp/moved')\nos.mkdir({top!r})\n"
+            assert run(pool, move).status == "killed"
+            after = run(pool, WALK_TMP)
+            assert (after.status, after.stdout) == ("ok", made.stdout)
+        finally:
+            pool.close()
 
 
 def test_no_ipc_object_or_key_outlives_a_program(pool: Pool) -> None:

@@ -8,7 +8,12 @@ import pytest
 
 from simulator.execution import Pool, Program, SandboxError
 from simulator.execution import sandbox as sandbox_module
-from tests.simulator.execution.sandbox_support import VARIANTS, make_pool
+from tests.simulator.execution.sandbox_support import (
+    VARIANTS,
+    data_dir_under_tmp,
+    make_pool,
+    run_from_threads,
+)
 
 
 @pytest.fixture(scope="module", params=VARIANTS)
@@ -57,6 +62,45 @@ def test_run_many_keeps_input_order_and_is_thread_safe(pool: Pool) -> None:
     for t in threads:
         t.join()
     assert out == {i: str(-i) for i in range(8)}
+
+
+def test_callers_waiting_for_a_worker_get_a_fresh_one_when_every_worker_dies(pool: Pool) -> None:
+    """More callers than workers, and every program kills its worker: each discarded worker's place goes
+    to a waiting caller, who starts a fresh one (a caller waiting for a release that never came hung,
+    and with it the Celery task that ran the programs)."""
+    killer = Program(code="import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(5)\n")
+    results = run_from_threads(pool, [killer] * (3 * pool.workers))
+    assert {r.status for r in results} == {"killed"}
+    add_one = [Program(code="def f(x):\n    return x + 1", call=f"f({i})") for i in range(4)]
+    again = run_from_threads(pool, add_one)
+    assert [r.value for r in again] == ["1", "2", "3", "4"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_data_directory_under_tmp_leaves_the_workers_running(
+    variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The data directory in /tmp (the browser tests' site has it there): the sandbox masks it with a
+    tmpfs, whose mount point and the folders leading to it bwrap makes in the sandbox's /tmp. Emptying
+    /tmp after each program must keep them: removing them failed (EBUSY), the worker died after every
+    program and, with more callers than workers, a "Run for real" hung. The programs are those a real
+    execution sends, from as many callers at once (4) as it runs."""
+    code = "def add_one(x):\n    return x + 1\n"
+    stdin_code = "n = int(input())\nprint(n + 1)\n"
+    programs = [Program(code=code, call=f"add_one({x})") for x in (1, 5, 10)] * 2
+    programs += [Program(code=stdin_code, stdin=f"{x}\n", expected_stdout=f"{x + 1}\n") for x in (1, 5)]
+    with data_dir_under_tmp(monkeypatch):
+        pool = make_pool(variant)
+        try:
+            for _ in range(2):  # each worker runs several programs
+                results = run_from_threads(pool, programs[:4], trace=True)
+                results += run_from_threads(pool, programs[4:], trace=True)
+                assert [(r.status, r.message) for r in results] == [("ok", "")] * len(programs)
+                assert [r.value for r in results[:6]] == ["2", "6", "11"] * 2
+                assert [r.stdout for r in results[6:]] == ["2\n", "6\n"]
+                assert all(r.trace is not None and r.trace.steps for r in results)
+        finally:
+            pool.close()
 
 
 def test_result_fields(pool: Pool) -> None:
