@@ -12,6 +12,10 @@ What is protected (each is tested in tests/simulator/execution/test_adversarial.
 - Namespaces: user (no further user namespaces), pid (the host's processes are invisible; ``kill(-1)`` reaches
   only the sandbox), network (no interface but a down ``lo``: loopback services of the host are out of reach),
   ipc, uts, cgroup, mount (read-only root, private size-capped /tmp, minimal /dev, own /proc).
+- Every tmpfs that hides a folder (/root, /home, /run, /var/tmp, the data directory) is remounted read-only
+  once what lies under it is mounted: those are never emptied between programs, so a file one program
+  left there would reach the next. /tmp and /dev/shm, emptied after each program, are the only writable
+  places.
 - A cleared environment (``--clearenv``): the host's variables never reach the program.
 - The data directory (embedded database, secret key, model weights and caches) is hidden behind an empty
   tmpfs, also where it lies inside the rebound project folder.
@@ -24,8 +28,8 @@ What is protected (each is tested in tests/simulator/execution/test_adversarial.
   stdin is a memfd, never a file in /tmp. Afterwards every process left in the sandbox is killed and
   /tmp and /dev/shm are emptied, folders the program locked with chmod or nested deep included (what
   cannot be removed ends the worker, and its sandbox with it); the folders bwrap itself made there (when
-  the data directory lies under /tmp: its masking tmpfs and the folders leading to it) are kept as made,
-  and emptied.
+  the data directory lies under /tmp: the folders leading to its read-only masking tmpfs) are kept as
+  made, and emptied.
 - The worker is not dumpable (the child cannot read its memory); if the child kills it anyway (same uid),
   the pool reports ``killed`` and starts a fresh worker.
 
@@ -117,6 +121,15 @@ def _hide_private_data() -> list[str]:
     return ["--tmpfs", str(config.data_dir())]
 
 
+def _hidden_read_only() -> list[str]:
+    """bwrap arguments making every hiding tmpfs but /tmp read-only (the hidden folders and the data
+    directory), once everything under them is mounted: they are never emptied between programs, so
+    a file one program left there would reach the next. /tmp (and /dev/shm) are the writable ones."""
+    folders = [d for d in HIDDEN_DIRS if os.path.isdir(d)]
+    folders.append(str(config.data_dir()))
+    return [arg for folder in dict.fromkeys(folders) for arg in ("--remount-ro", folder)]
+
+
 def worker_command(
     limits: Limits,
     *,
@@ -150,6 +163,7 @@ def worker_command(
         "--proc", "/proc",
         *_hide_and_rebind(paths, limits.tmp_size_mb * 1024 * 1024),
         *_hide_private_data(),
+        *_hidden_read_only(),
         "--clearenv",
         "--setenv", "PYTHONHASHSEED", "0",
         "--setenv", "PYTHONPATH", str(PROJECT_ROOT),

@@ -228,11 +228,11 @@ _skeleton: dict[str, int | None] = {}
 def _take_skeleton() -> None:
     """Note the sandbox's own folders in /tmp and /dev/shm, once, before the first program.
 
-    bwrap mounts the masked data directory (a tmpfs), and rebinds the interpreter or project, where they
-    lie: under /tmp it makes the folders leading to them in the sandbox's /tmp. Those folders and mount
-    points cannot be removed (``rmdir`` of a mount point is EBUSY), so ``_empty_tmp`` keeps them, as they
-    were, and removes what a program put in them (a writable mount included); read-only mounts are left
-    alone. Anything else left in /tmp is the programs' and goes."""
+    bwrap mounts the masked data directory (a read-only tmpfs), and rebinds the interpreter or project,
+    where they lie: under /tmp it makes the folders leading to them in the sandbox's /tmp. Those folders
+    and mount points cannot be removed (``rmdir`` of a mount point is EBUSY), so ``_empty_tmp`` keeps
+    them, as they were, and removes what a program put in them (a writable mount included); read-only
+    mounts are left alone. Anything else left in /tmp is the programs' and goes."""
     found: dict[str, int | None] = {}
     for root in ("/tmp", "/dev/shm"):
         try:

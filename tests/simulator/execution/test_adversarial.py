@@ -316,6 +316,35 @@ def test_files_in_locked_folders_do_not_reach_the_next_program(pool: Pool) -> No
         assert result.stdout == "[] [] []\n"
 
 
+def test_nothing_left_in_a_hidden_folder_reaches_the_next_program(pool: Pool) -> None:
+    """The folders the sandbox hides behind an empty tmpfs (/root, /home, /run, /var/tmp, the data
+    directory) are never emptied between programs: a program cannot write there (they are read-only), so
+    the next program on the same worker finds nothing it left."""
+    name = f"execsim-left-{uuid.uuid4().hex}"
+    folders = [d for d in ("/root", "/home", "/run", "/var/tmp") if os.path.isdir(d)]
+    folders.append(str(config.data_dir()))
+    targets = [f"{folder}/{name}" for folder in folders]
+    leave = (
+        "import errno\n"
+        f"for path in {targets!r}:\n    try:\n        open(path, 'w').write('s3cret')\n"
+        "        print('wrote', path)\n    except OSError as exc:\n"
+        "        print('refused', path, errno.errorcode[exc.errno])\n"
+    )
+    look = f"import os\nprint([path for path in {targets!r} if os.path.lexists(path)])\n"
+    left = [run(pool, leave) for _ in range(pool.workers)]  # on each worker
+    for _ in range(pool.workers):
+        result = run(pool, look)
+        assert (result.status, result.stdout) == ("ok", "[]\n"), result.message
+    for result in left:
+        assert result.status == "ok", result.message
+        assert [line.split()[::2] for line in result.stdout.splitlines()] == [["refused", "EROFS"]] * len(
+            targets
+        ), result.stdout
+    for target in targets:
+        assert not os.path.lexists(target)  # nor did it reach the host
+    assert_healthy(pool)
+
+
 def test_folders_nested_thousands_deep_are_removed(pool: Pool) -> None:
     hide = "import os\nfor _ in range(3000):\n    os.mkdir('d')\n    os.chdir('d')\nprint(len(os.getcwd()))\n"
     for _ in range(pool.workers):
@@ -341,9 +370,10 @@ def test_what_a_program_leaves_in_the_sandboxs_own_folders_in_tmp_does_not_reach
     variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the data directory under /tmp, the sandbox's /tmp holds bwrap's own folders (leading to the
-    data directory's tmpfs, a mount point). A program fills them and the tmpfs, and locks them with chmod:
-    the next program finds them as bwrap made them. One that moves them away ends its worker (they cannot
-    be removed, so that sandbox goes), and the next program finds them as made, on a fresh worker."""
+    data directory's tmpfs, a read-only mount point). A program fills the folders and locks them with
+    chmod (writing in the tmpfs fails): the next program finds them as bwrap made them. One that moves
+    them away ends its worker (they cannot be removed, so that sandbox goes), and the next program finds
+    them as made, on a fresh worker."""
     with data_dir_under_tmp(monkeypatch) as data:
         pool = make_pool(variant, workers=1)
         try:
@@ -351,9 +381,10 @@ def test_what_a_program_leaves_in_the_sandboxs_own_folders_in_tmp_does_not_reach
             assert made.status == "ok", made.message
             masked = [line for line in made.stdout.splitlines() if line.startswith(f"{data} ")]
             assert len(masked) == 1 and masked[0].endswith(" [] []")  # the data directory: a tmpfs, empty
-            folders = [str(data), *map(str, data.parents)][: len(data.parts) - 2]  # below /tmp
+            folders = [str(folder) for folder in data.parents][: len(data.parts) - 3]  # below /tmp
             hide = (
-                "import os\n"
+                f"import errno, os\ntry:\n    open({str(data / 'secret')!r}, 'w').write('s3cret')\n"
+                "except OSError as exc:\n    print(errno.errorcode[exc.errno])\n"
                 + "".join(
                     f"os.makedirs({f + '/sub/inner'!r})\nopen({f + '/secret'!r}, 'w').write('s3cret')\n"
                     f"open({f + '/sub/inner/secret'!r}, 'w').write('s3cret')\nos.chmod({f + '/sub'!r}, 0)\n"
@@ -361,7 +392,8 @@ def test_what_a_program_leaves_in_the_sandboxs_own_folders_in_tmp_does_not_reach
                 )
                 + "".join(f"os.chmod({f!r}, 0)\n" for f in folders)
             )
-            assert run(pool, hide).status == "ok"
+            hidden = run(pool, hide)
+            assert (hidden.status, hidden.stdout) == ("ok", "EROFS\n"), hidden.message
             after = run(pool, WALK_TMP)
             assert (after.status, after.stdout) == ("ok", made.stdout)
             top = folders[-1]
