@@ -292,9 +292,14 @@ def test_the_program_and_its_worker_are_both_under_the_seccomp_filter(pool: Pool
     assert_healthy(pool)
 
 
+# What is in /tmp, /dev/shm and the program's own directory, leaving out the program's directory and
+# bwrap's own folders (those leading to a mount point under /tmp: there when the checkout or the data
+# directory lies under /tmp; the test below checks what a program can do to them).
 LOOK_AROUND = (
     "import os\nhere = os.path.basename(os.getcwd())\n"
-    "print(sorted(set(os.listdir('/tmp')) - {here}), os.listdir('/dev/shm'), os.listdir('.'))\n"
+    "mounts = [line.split()[4] for line in open('/proc/self/mountinfo')]\n"
+    "bwraps = {m.split('/')[2] for m in mounts if m.startswith('/tmp/')}\n"
+    "print(sorted(set(os.listdir('/tmp')) - {here} - bwraps), os.listdir('/dev/shm'), os.listdir('.'))\n"
 )
 
 
@@ -357,11 +362,16 @@ def test_folders_nested_thousands_deep_are_removed(pool: Pool) -> None:
         assert result.stdout == "[] [] []\n"
 
 
+# Every folder under /tmp but the program's own, with its mode and contents; read-only mounts (the
+# data directory's tmpfs, the interpreter or checkout when they lie under /tmp) are listed, not entered.
 WALK_TMP = (
     "import os\nhere = os.getcwd()\nmine = os.path.basename(here)\n"
-    "for root, folders, files in sorted(os.walk('/tmp')):\n"
+    "for root, folders, files in os.walk('/tmp'):\n"
+    "    folders.sort()\n"
     "    if root != here:\n"
-    "        print(root, oct(os.stat(root).st_mode), sorted(set(folders) - {mine}), files)\n"
+    "        print(root, oct(os.stat(root).st_mode), sorted(set(folders) - {mine}), sorted(files))\n"
+    "    if os.statvfs(root).f_flag & os.ST_RDONLY:\n"
+    "        folders.clear()\n"
 )
 
 
