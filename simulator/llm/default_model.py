@@ -28,7 +28,8 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -122,6 +123,30 @@ def verify(model_dir: Path) -> bool:
     return (model_dir / "config.json").is_file()
 
 
+@contextmanager
+def staged_folder(dest: Path) -> Iterator[Path]:
+    """A temporary sibling of ``dest`` to build a model folder in: renamed over ``dest`` when the block
+    ends without error, removed otherwise, so an interrupted run leaves nothing half-done."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    work.chmod(0o755)  # mkdtemp makes it private; the served folder is an ordinary one
+    try:
+        yield work
+        if dest.exists():
+            shutil.rmtree(dest)
+        work.rename(dest)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def write_marker(folder: Path, weights: list[Path]) -> dict[str, str]:
+    """Hash ``weights`` into ``folder``'s ``weights.sha256`` (what ``verify`` checks); returns the hashes."""
+    digests = {w.name: file_sha256(w) for w in weights}
+    (folder / MARKER).write_text("".join(f"{d}  {name}\n" for name, d in digests.items()))
+    return digests
+
+
 def prepare(
     dest: Path | None = None,
     *,
@@ -145,23 +170,14 @@ def prepare(
             return PreparedModel(dest, weights_sha256(dest) or "", False, time.monotonic() - start)
         say("existing folder does not verify; preparing it again")
     source = gguf or locate_gguf(progress=say)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
-    work.chmod(0o755)  # mkdtemp makes it private; the served folder is an ordinary one
-    try:
+    with staged_folder(dest) as work:
         say(f"converting {source.name} (loading a GGUF takes ~30 s)")
         (convert or convert_gguf)(source, work)
         weights = sorted(work.glob("*.safetensors"))
         if not weights:
             raise PrepareError("the conversion wrote no .safetensors file")
         say("hashing weights")
-        (work / MARKER).write_text("".join(f"{file_sha256(w)}  {w.name}\n" for w in weights))
-        if dest.exists():
-            shutil.rmtree(dest)
-        work.rename(dest)
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
+        write_marker(work, weights)
     if not verify(dest):
         raise PrepareError(f"{dest} does not verify right after conversion")
     return PreparedModel(dest, weights_sha256(dest) or "", True, time.monotonic() - start)

@@ -32,14 +32,21 @@ import json
 import math
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simulator.llm.default_model import MARKER, PrepareError, file_sha256, verify, weights_sha256
+from simulator.llm.default_model import (
+    MARKER,
+    PrepareError,
+    file_sha256,
+    staged_folder,
+    verify,
+    weights_sha256,
+    write_marker,
+)
 
 ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
@@ -211,10 +218,7 @@ def merge_lora(
                 f"is {'x'.join(str(d) for d in shape)}"
             )
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
-    work.chmod(0o755)  # mkdtemp makes it private; the served folder is an ordinary one
-    try:
+    with staged_folder(out_dir) as work:
         say(f"merging {len(pairs)} adapted layers (r={config.r}, scale={config.scale:g})")
         for file in weight_files:
             with safe_open(str(file), "pt") as handle:
@@ -232,8 +236,7 @@ def merge_lora(
             if item.is_file() and item.suffix != ".safetensors" and item.name not in (MARKER, RECORD):
                 shutil.copy2(item, work / item.name)
         say("hashing the merged weights")
-        digests = {f.name: file_sha256(work / f.name) for f in weight_files}
-        (work / MARKER).write_text("".join(f"{d}  {name}\n" for name, d in digests.items()))
+        digests = write_marker(work, [work / f.name for f in weight_files])
         record = {
             "version": RECORD_VERSION,
             "base": str(base_dir.resolve()),
@@ -247,12 +250,6 @@ def merge_lora(
             "weights_sha256": digests,
         }
         (work / RECORD).write_text(json.dumps(record, indent=2) + "\n")
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        work.rename(out_dir)
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
     if not verify(out_dir):
         raise MergeError(f"{out_dir} does not verify right after merging")
     return MergedModel(out_dir, weights_sha256(out_dir) or "", True, time.monotonic() - start, len(pairs))

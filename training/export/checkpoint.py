@@ -17,7 +17,6 @@ Serving and evaluating the exported model is the integration step (``simulator.e
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import time
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator import SCHEMA_VERSION
+from simulator.llm.default_model import file_sha256, write_marker
 
 EvaluationHook = Callable[[Path], list[dict[str, Any]]]
 REQUIRED_EVAL_FIELDS = ("benchmark", "metric", "value", "n", "low", "high")
@@ -37,14 +37,6 @@ class ExportError(ValueError):
 
 def is_adapter(path: Path) -> bool:
     return (Path(path) / "adapter_config.json").is_file()
-
-
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def check_eval_results(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -109,15 +101,14 @@ def export(
         path = stage.get("data")
         if path and Path(path).is_file() and path not in [d["path"] for d in data]:
             data.append(
-                {"path": str(path), "sha256": file_digest(Path(path)), "examples": stage.get("examples")}
+                {"path": str(path), "sha256": file_sha256(Path(path)), "examples": stage.get("examples")}
             )
     results = list(eval_results or [])
     if evaluate is not None:
         results += evaluate(merged)
     weights = sorted(merged.glob("*.safetensors"))
     # the same marker ``execsim model prepare`` writes, so provenance and ``verify`` work on this folder
-    digests = {w.name: file_digest(w) for w in weights}
-    (merged / "weights.sha256").write_text("".join(f"{d}  {name}\n" for name, d in digests.items()))
+    digests = write_marker(merged, weights)
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
