@@ -11,7 +11,6 @@ intervals.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import platform
 import subprocess
@@ -162,13 +161,13 @@ async def run(
 
 
 def provenance(settings: Settings, client: ChatClient, started: datetime) -> dict[str, Any]:
-    from simulator.llm.default_model import served_weights_sha256
+    from simulator.llm.default_model import file_sha256, served_weights_sha256
 
     return {
         "model": client.model,
         "model_url": client.base_url,
         "weights_sha256": served_weights_sha256(client.model),
-        "data": {"path": str(settings.data), "sha256": _file_sha256(settings.data)},
+        "data": {"path": str(settings.data), "sha256": file_sha256(settings.data)},
         "settings": settings.to_dict(),
         "git_commit": _git_commit(),
         "python": platform.python_version(),
@@ -194,10 +193,6 @@ def write_outputs(out: Path, record: dict[str, Any]) -> None:
     (out / "results.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     plots = write_plots(out, record)
     write_report(out, record, plots)
-
-
-def _file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _git_commit() -> str | None:
