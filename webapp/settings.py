@@ -110,10 +110,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 if REDIS_URL:
     CHANNEL_LAYERS = {
-        # capacity: as in embedded mode, a viewer that falls behind loses no event (see consumers.py)
+        # capacity: as in embedded mode, a viewer that falls behind loses no event (see consumers.py).
+        # socket_timeout: redis-py's default (5 s) equals channels_redis's blocking pop (brpop_timeout,
+        # 5 s), so every idle receive timed out and closed the run page's socket (1011); a host dict's
+        # keys go to redis-py's ConnectionPool.from_url. A longer timeout still notices a dead Redis.
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 5000},
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 5}],
+                "capacity": 5000,
+            },
         }
     }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
