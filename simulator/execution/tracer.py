@@ -26,6 +26,7 @@ import io
 import re
 import sys
 from dataclasses import dataclass
+from opcode import opmap
 from types import BuiltinFunctionType, FrameType, FunctionType, ModuleType
 from typing import Any
 
@@ -51,6 +52,12 @@ _ATOMIC = frozenset(
     }
 )
 _BIG = 100_000  # containers longer than this are not repr'd in full
+# The instructions a frame leaves by with a value: returning (RETURN_CONST from 3.12 on) or yielding.
+# CPython reports an exception leaving a frame as a ``return`` event with arg None too; there the last
+# instruction is a RAISE_VARARGS, a RERAISE (end of a ``finally`` or ``with``), or the instruction that
+# raised (a RERAISE that restores it).
+_RETURNS = frozenset(opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST") if name in opmap)
+_YIELD = opmap["YIELD_VALUE"]
 REPLACED = "the trace function was replaced (by the program, or by Python at the recursion limit)"
 
 
@@ -96,7 +103,7 @@ class Tracer:
         self._active = False
         self._previous: Any = None
         self._pending_stdout: list[str] = []
-        # Per live frame: [frame number, depth, {name: (object, Value)}, unwinding?]
+        # Per live frame: [frame number, depth, {name: (object, Value)}, exception event and no line since?]
         self._frames: dict[FrameType, list[Any]] = {}
         self._frame_count = 0
         self._trace_fn = self._global  # one bound method, so "is it still installed?" can be asked
@@ -168,7 +175,7 @@ class Tracer:
                 state[3] = False
                 self._record(frame, "line", state, None)
             elif event == "return":
-                value = None if state[3] else _value(arg, self.max_repr)
+                value = None if arg is None and self._raised(frame, state) else _value(arg, self.max_repr)
                 self._record(frame, "return", state, value)
                 del self._frames[frame]
             elif event == "exception":
@@ -183,6 +190,19 @@ class Tracer:
             self._fail(exc)
             return None
         return self._local
+
+    @staticmethod
+    def _raised(frame: FrameType, state: list[Any]) -> bool:
+        """Whether a ``return`` event with arg None is an exception leaving ``frame``, not ``return None``.
+
+        The last instruction tells: a return instruction returned None; a yield yielded None unless an
+        exception was thrown into the generator there (``close``, ``throw``: an exception event and no
+        line since, ``state[3]``); anything else raised, even after cleanup lines (``finally``, ``with``)
+        ran and cleared ``state[3]``."""
+        op = frame.f_code.co_code[frame.f_lasti]
+        if op in _RETURNS:
+            return False
+        return op != _YIELD or state[3]
 
     def _record(self, frame: FrameType, event: str, state: list[Any], value: Value | None) -> None:
         if len(self.steps) >= self.max_steps:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
+
 from simulator.execution.trace import TRUNCATION_MARK, Trace
 from simulator.execution.tracer import REPLACED, Tracer, safe_repr, trace_in_process
 
@@ -56,6 +58,57 @@ def test_exceptions_are_recorded_and_unwinding_returns_have_no_value() -> None:
     unwinding = next(s for s in run.trace.steps if s.event == "return" and s.function == "g")
     assert unwinding.value is None
     assert run.value is not None and run.value.repr == "-1"
+
+
+def _returns(code: str, call: str) -> dict[str, list[str | None]]:
+    """The value of each ``return`` step, per function: its repr, or None for a frame that raised."""
+    returns: dict[str, list[str | None]] = {}
+    for step in trace_in_process(code, call).trace.steps:
+        if step.event == "return":
+            returns.setdefault(step.function, []).append(step.value.repr if step.value else None)
+    return returns
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    try:\n        raise ValueError(x)\n    finally:\n        y = x\n",
+        "    with Guard():\n        y = x\n        raise ValueError(x)\n",
+        "    try:\n        raise ValueError(x)\n    except ValueError:\n        y = x\n        raise\n",
+    ],
+    ids=["finally", "with", "except-raise"],
+)
+def test_a_frame_that_reraises_after_cleanup_lines_returns_no_value(body: str) -> None:
+    code = (
+        "class Guard:\n    def __enter__(self):\n        return self\n"
+        "    def __exit__(self, *exc):\n        return None\n"
+        f"def g(x):\n{body}"
+        "def f(x):\n    try:\n        g(x)\n    except ValueError:\n        return 'caught'\n"
+    )
+    returns = _returns(code, "f(1)")
+    assert returns["g"] == [None]
+    assert returns["f"] == ["'caught'"]
+    assert returns.get("__exit__", ["None"]) == ["None"]  # a real ``return None`` keeps its value
+
+
+def test_real_returns_of_none_keep_their_value() -> None:
+    code = (
+        "def g(x):\n    try:\n        raise ValueError(x)\n    except ValueError:\n        pass\n"
+        "def h(x):\n    try:\n        raise ValueError(x)\n    finally:\n        return None\n"
+        "def f(x):\n    for _ in range(x):\n        pass\n"
+        "def main():\n    return [g(1), h(1), f(2)]\n"
+    )
+    returns = _returns(code, "main()")
+    assert returns["g"] == ["None"] and returns["h"] == ["None"] and returns["f"] == ["None"]
+
+
+def test_generators_yield_none_but_a_closed_generator_raises() -> None:
+    code = (
+        "def gen():\n    x = yield\n    yield x\n"
+        "def main():\n    g = gen()\n    next(g)\n    g.send(None)\n    g.close()\n    return 1\n"
+    )
+    returns = _returns(code, "main()")
+    assert returns["gen"] == ["None", "None", None]  # two yields of None, then GeneratorExit
 
 
 def test_uncaught_exception_keeps_the_trace() -> None:
