@@ -20,6 +20,9 @@ Where this differs from the released ExecVerify scripts, on purpose:
 - "the k-th time" counts every execution of line N in the whole call, in the order the executions
   start (in a recursion the outer call's line is the 1st even though it finishes last); theirs
   double-counts a line on its return event and skips loop exits when counting state questions;
+- the frames of comprehensions, generator expressions and lambdas are part of the line that runs
+  them, as a reader counts: their line events are not executions of it (a list comprehension over 3
+  items is not 3 more runs of its line), and their variables are not asked about;
 - the next line is the next line *of the same frame* (a call into a helper is not "the next line"),
   and a line after which its frame returns or raises gets no path question;
 - keywords are matched as keywords (theirs matches the substring "if", so ``diff = 1`` counted);
@@ -50,6 +53,8 @@ NEVER = "-1"
 
 QuestionKind = Literal["path", "state"]
 _CONTROL = re.compile(r"(if|elif|for|while|async\s+for)\b")
+# Frames of an expression inside a line (co_name of their code): they run as part of that line.
+_EXPRESSION_FRAMES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>", "<lambda>"})
 
 
 @dataclass(frozen=True)
@@ -273,7 +278,8 @@ def _executions(trace: Trace, starts: dict[int, int], include_module: bool) -> l
     a ``return`` step closes it and other steps belong to the innermost open frame at their depth. Line
     numbers are mapped to their statement's first line; a line step that stays within the statement of
     the previous line step of its frame (a continuation line of a multi-line statement) is folded:
-    its effects are carried to the next step of that frame.
+    its effects are carried to the next step of that frame. Steps of comprehension, generator
+    expression and lambda frames are left out: they are the work of the line that runs them.
     """
     stack: list[_Frame] = []
     by_number: dict[int, _Frame] = {}
@@ -295,7 +301,7 @@ def _executions(trace: Trace, starts: dict[int, int], include_module: bool) -> l
             frame = stack[-1]
             if step.event == "return":
                 stack.pop()
-        if step.event not in ("line", "return"):
+        if step.event not in ("line", "return") or step.function in _EXPRESSION_FRAMES:
             continue
         last = frame.last
         if (

@@ -147,6 +147,42 @@ def test_recursion_counts_executions_over_all_frames():
     assert states == [(4, 1, "r", "2; int"), (4, 2, "r", "1; int")]
 
 
+NESTED = """def f(xs):
+    ys = []
+    for x in xs:
+        ys = [y + x for y in ys] + [x]
+        key = sorted(ys, key=lambda v: -v)
+        total = sum(v for v in ys)
+    return total"""
+
+
+def test_comprehension_genexpr_and_lambda_frames_are_part_of_their_line():
+    trace = trace_in_process(NESTED, "f([1, 2])").trace
+    assert {"<listcomp>", "<lambda>", "<genexpr>"} <= {s.function for s in trace.steps}
+    states = [(q.line, q.occurrence, q.variable, q.answers[0]) for q in state_questions(NESTED, trace)]
+    # a reader counts line 4 twice (once per x): the comprehension's own iterations do not count,
+    # and its variable y, the lambda's v and the generator's v are no locals of f
+    assert states == [
+        (2, 1, "ys", "[]; list"),
+        (3, 1, "x", "1; int"),
+        (4, 1, "ys", "[1]; list"),
+        (5, 1, "key", "[1]; list"),
+        (6, 1, "total", "1; int"),
+        (3, 2, "x", "2; int"),
+        (4, 2, "ys", "[3, 2]; list"),
+        (5, 2, "key", "[3, 2]; list"),
+        (6, 2, "total", "5; int"),
+    ]
+    paths = [(q.line, q.occurrence, q.answers[0].strip()) for q in path_questions(NESTED, trace)]
+    assert paths == [
+        (3, 1, "ys = [y + x for y in ys] + [x]"),
+        (6, 1, "for x in xs:"),
+        (3, 2, "ys = [y + x for y in ys] + [x]"),
+        (6, 2, "for x in xs:"),
+        (3, 3, "return total"),
+    ]
+
+
 def test_object_and_none_values():
     code = "class Box:\n    pass\n\ndef f(x):\n    b = Box()\n    c = None\n    d = (x, 1.5)\n    return d"
     trace = trace_in_process(code, "f(True)").trace
