@@ -18,7 +18,6 @@ Python literals are done here with ``ast.literal_eval``, which evaluates nothing
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,8 @@ from typing import Any
 from simulator.compare import DEFAULT_TOLERANCE, outputs_match
 from simulator.execution.program import Program
 from simulator.execution.result import ExecutionResult
+from simulator.prompts.parsing import extract_code as parse_code
+from simulator.prompts.parsing import final_text_start, predicted_output
 from simulator.questions import QuestionSet, parse_answer_block, score_answers
 
 Executor = Callable[[list[Program]], list[ExecutionResult]]
@@ -34,9 +35,6 @@ WHITE_BOX_ALPHA = 0.5
 CRUXEVAL_TIMEOUT_S = 3.0
 WHITE_BOX_TIMEOUT_S = 0.5  # ExecVerify's check of the assertion
 
-_OUTPUT = re.compile(r"<output>(.*?)</output>", re.DOTALL)
-_ANSWER = re.compile(r"\[ANSWER\](.*?)\[/ANSWER\]", re.DOTALL)
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _NOT_LITERAL = object()
 
 
@@ -66,11 +64,8 @@ def completion_text(completion: Any) -> str:
 def final_text(text: str) -> str | None:
     """What follows the reasoning: the text after the last ``</think>``; None when a ``<think>`` was
     opened and never closed (the model ran out of tokens while thinking)."""
-    if "</think>" in text:
-        return text.rsplit("</think>", 1)[1]
-    if "<think>" in text:
-        return None
-    return text
+    begin = final_text_start(text)
+    return None if begin is None else text[begin:]
 
 
 def _columns(kwargs: dict[str, Any], count: int) -> list[dict[str, Any]]:
@@ -113,27 +108,18 @@ def _default_executor(programs: list[Program]) -> list[ExecutionResult]:
 
 
 def extract_predicted_output(text: str) -> str | None:
-    """The predicted output: the last ``<output>...</output>`` after ``</think>``, or the value after the
-    first ``==`` of a CRUXEval ``[ANSWER] assert f(..) == X [/ANSWER]``; None when there is none.
+    """The predicted output: the last ``<output>...</output>`` after ``</think>``, or the value after
+    ``==`` of a CRUXEval ``[ANSWER] assert f(..) == X [/ANSWER]`` (closing tags optional: vLLM cuts
+    the stop string); None when there is none (``simulator.prompts.parsing.predicted_output``).
 
     >>> extract_predicted_output("<think>maybe <output>1</output></think>so <output>\\n2\\n</output>")
-    '\\n2\\n'
-    >>> extract_predicted_output("[ANSWER] assert f([1, 2]) == [2, 1] [/ANSWER]")
+    '2\\n'
+    >>> extract_predicted_output("[ANSWER] assert f([1, 2]) == [2, 1]")
     '[2, 1]'
     >>> extract_predicted_output("<think>never closed <output>1</output>") is None
     True
     """
-    final = final_text(text)
-    if final is None:
-        return None
-    outputs = _OUTPUT.findall(final)
-    if outputs:
-        return outputs[-1]
-    answers = _ANSWER.findall(final)
-    if answers:
-        answer = answers[-1]
-        return answer.split("==", 1)[1].strip() if "==" in answer else answer.strip()
-    return None
+    return predicted_output(text)
 
 
 @dataclass(frozen=True)
@@ -322,8 +308,7 @@ class WhiteBoxReward:
             return 0.0
         if "<answer>" in final:
             final = final.rsplit("<answer>", 1)[1].split("</answer>", 1)[0]
-        fences = _FENCE.findall(final)
-        source = fences[-1][1] if fences else final
+        source = parse_code(final).code or final
         args = _predicted_arguments(source, entry)
         if args is None:
             return 0.0
@@ -392,21 +377,16 @@ def _predicted_arguments(source: str, entry: str) -> str | None:
 
 
 def extract_code(text: str) -> str | None:
-    """The program in a completion: the last fenced code block after ``</think>`` (inside
-    ``<answer>`` when there is one); None when there is no fenced block.
+    """The program in a completion, read as the app reads a candidate
+    (``simulator.prompts.parsing.extract_code``: the first Python block after ``</think>``, inside
+    ``<answer>`` when there is one); None when there is none.
 
     >>> extract_code("Here:\\n```python\\ndef f():\\n    return 1\\n```\\n")
     'def f():\\n    return 1\\n'
     >>> extract_code("def f(): return 1") is None
     True
     """
-    final = final_text(text)
-    if final is None:
-        return None
-    if "<answer>" in final:
-        final = final.rsplit("<answer>", 1)[1].split("</answer>", 1)[0]
-    blocks = _FENCE.findall(final)
-    return blocks[-1][1] if blocks else None
+    return parse_code(text).code
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import random
-import re
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +28,9 @@ from simulator.evaluation import cruxeval
 from simulator.evaluation.harness import Context, TaskResult
 from simulator.evaluation.metrics import Estimate, estimate_pass_at_k, wilson
 from simulator.evaluation.scoring import answer_found, extract_answer, prediction_passes, run_check
+from simulator.prompts.parsing import extract_code as parse_code
 
 SOLVE_MAX_TOKENS = 512
-_FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)(?:```|$)", re.DOTALL)
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -47,8 +46,8 @@ def solve_messages(item: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def extract_code(completion: str) -> str:
-    blocks = _FENCE.findall(completion)
-    return (max(blocks, key=len) if blocks else completion).strip()
+    """The candidate's program as the app reads it (``simulator.prompts.parsing``); "" without one."""
+    return parse_code(completion).code or ""
 
 
 def split_assert(test: str) -> tuple[str, str] | None:
@@ -91,7 +90,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         item_id = str(item["task_id"])
         reply = await ctx.requester.chat(item_id, solve_messages(item), solve_params)
         codes = [extract_code(text) for text in reply.texts]
-        fenced = [bool(_FENCE.findall(text)) for text in reply.texts]
+        fenced = [bool(code) for code in codes]
         tests = list(item["test_list"])
         real_all = [await asyncio.to_thread(passes, item, code, tests) for code in codes]
         real_first = [await asyncio.to_thread(passes, item, code, tests[:1]) for code in codes[:k]]

@@ -9,45 +9,16 @@ pool), never in this process.
 
 from __future__ import annotations
 
-import re
-
 from simulator.execution import run as sandbox_run
 from simulator.execution.program import Program
+from simulator.prompts.parsing import answer_found, eval_answer
 from simulator.rewards import OutputPredictionReward
 
+__all__ = ["answer_found", "cruxeval_passes", "extract_answer", "prediction_passes", "run_check"]
+
 TIMEOUT_S = 3.0
-_ANSWER = re.compile(r"\[ANSWER\](.*?)(?:\[/ANSWER\]|$)", re.DOTALL)
-
-
-def extract_answer(completion: str) -> str:
-    """The predicted output in a completion: inside ``[ANSWER] ... [/ANSWER]`` (the last such block,
-    or an unterminated one cut by a stop string), the text after the first ``==`` if there is one, up
-    to the end of that line.
-    Without the tags, the text after ``==`` on the last ``assert`` line, else the last non-empty line."""
-    blocks = _ANSWER.findall(completion)
-    if blocks:
-        answer = blocks[-1].strip()
-    else:
-        lines = [line.strip() for line in completion.strip().splitlines() if line.strip()]
-        asserts = [line for line in lines if line.startswith("assert") and "==" in line]
-        answer = asserts[-1] if asserts else (lines[-1] if lines else "")
-    if "==" in answer:
-        answer = answer.split("==", 1)[1]
-    lines = answer.strip().splitlines()  # an assertion is one line; what follows is not the answer
-    return lines[0].strip().strip("`").strip() if lines else ""
-
-
-def answer_found(completion: str) -> bool:
-    """Whether a completion states an answer at all: an ``[ANSWER]`` block or an ``assert ... ==``
-    line with a value after the ``==`` other than the question's ``??`` placeholder. False is a parse
-    failure (``extract_answer`` would fall back to the last line of free text)."""
-    if _ANSWER.findall(completion):
-        answer = extract_answer(completion)
-    else:
-        lines = [line.strip() for line in completion.splitlines()]
-        asserts = [line for line in lines if line.startswith("assert") and "==" in line]
-        answer = asserts[-1].split("==", 1)[1].strip() if asserts else ""
-    return bool(answer) and answer.replace(" ", "").strip("?") != ""
+# The one reading of replies: ``simulator.prompts.parsing`` (re-exported for the tasks).
+extract_answer = eval_answer
 
 
 def cruxeval_passes(code: str, call_input: str, gold: str, answer: str, timeout_s: float = TIMEOUT_S) -> bool:
