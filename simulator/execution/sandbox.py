@@ -6,19 +6,36 @@ forks a fresh child per program (see worker.py), so no state survives from one p
 What is protected (each is tested in tests/simulator/execution/test_adversarial.py):
 
 - Never root: when the host runs as root, a privileged bwrap first prepares the file-system view (it hides
-  /root, /home, /run and rebinds read-only only the interpreter and the project), then ``setpriv`` drops to an
-  unprivileged uid (65534 by default) and the real sandbox is an unprivileged bwrap in its own user namespace.
-  RLIMIT_NPROC is counted per user namespace, so a fork bomb exhausts its own sandbox only.
+  /root, /home, /run and /var/tmp and rebinds read-only only what the sandbox binds from under them, e.g.
+  an interpreter in /root/.pyenv), then ``setpriv`` drops to an unprivileged uid (65534 by default) and the
+  real sandbox is an unprivileged bwrap in its own user namespace. RLIMIT_NPROC is counted per user
+  namespace, so a fork bomb exhausts its own sandbox only.
 - Namespaces: user (no further user namespaces), pid (the host's processes are invisible; ``kill(-1)`` reaches
   only the sandbox), network (no interface but a down ``lo``: loopback services of the host are out of reach),
-  ipc, uts, cgroup, mount (read-only root, private size-capped /tmp, minimal /dev, own /proc).
-- Every tmpfs that hides a folder (/root, /home, /run, /var/tmp, the data directory) is remounted read-only
-  once what lies under it is mounted: those are never emptied between programs, so a file one program
-  left there would reach the next. /tmp and /dev/shm, emptied after each program, are the only writable
-  places.
+  ipc, uts, cgroup, mount.
+- A minimal root, as isolate and nsjail give: an empty, read-only root holding only
+  - /usr, and /bin, /sbin, /lib, /lib64 (links into /usr where the host has them so): the system's programs
+    and shared libraries, which a program may start (``sh``, ``sleep``) and the interpreter links to;
+  - /etc/ld.so.cache (where the loader finds libraries), /etc/localtime (``time.localtime``) and
+    /etc/alternatives (links some programs of /usr go through), and nothing else of /etc: no passwd
+    (nothing the worker or a program needs reads it; ``pwd.getpwuid`` fails, ``id -u`` works);
+  - the interpreter's installation (its prefix: the executable, the standard library, lib-dynload,
+    libpython), with its site-packages folders behind empty read-only tmpfs: programs get the standard
+    library only, as the worker needs nothing else. A virtual environment is never bound: the worker runs
+    its real interpreter file;
+  - of the checkout, only the worker's own modules (``WORKER_MODULES``, bound file by file): no other
+    source, no settings, no .env, no .git, no virtual environment;
+  - /dev (minimal), /proc (the sandbox's own), a private size-capped /tmp, and empty /root, /home, /run,
+    /var/tmp.
+  Everything else on the host (other projects, /srv, /opt, /work, world-readable files a deployer left)
+  is not there at all. Bound paths under /tmp (a checkout cloned there) lie in a read-only tmpfs of
+  their own, so the folders leading to them are not writable either.
+- The root and every tmpfs that hides a folder (site-packages, the data directory) are read-only: they
+  are never emptied between programs, so a file one program left there would reach the next. /tmp and
+  /dev/shm, emptied after each program, are the only writable places.
 - A cleared environment (``--clearenv``): the host's variables never reach the program.
-- The data directory (embedded database, secret key, model weights and caches) is hidden behind an empty
-  tmpfs, also where it lies inside the rebound project folder.
+- The data directory (embedded database, secret key, model weights and caches) is never bound, and is
+  hidden behind an empty tmpfs wherever it lies (inside a bound folder too).
 - A seccomp filter making socket/socketpair/io_uring_setup/ptrace fail with EPERM, and the calls that make
   state outliving a program (System V IPC, POSIX message queues, kernel keyrings), installed in the worker
   before its first fork, so every child (and whatever it starts) inherits it and cannot remove it.
@@ -35,7 +52,9 @@ What is protected (each is tested in tests/simulator/execution/test_adversarial.
 
 What is not protected:
 
-- Files readable by the sandbox uid on the host (other than the hidden directories) can be read.
+- What is bound can be read: the system's /usr (programs, libraries, documentation, /usr/local), the
+  interpreter's installation and the worker's modules, and /proc's view of the kernel (e.g.
+  /proc/cpuinfo, the kernel's version).
 - A program runs in the same process as the harness, so it could forge its own result record; results are
   trustworthy against accidents and runaway code, not against code written to fool the judge.
 - Memory is bounded per process by RLIMIT_AS (and /tmp by its size), not by a cgroup; CPU share between
@@ -44,8 +63,11 @@ What is not protected:
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -53,7 +75,7 @@ from pathlib import Path
 from simulator import config
 
 NOBODY = 65534
-HIDDEN_DIRS = ("/root", "/home", "/run", "/var/tmp")
+HIDDEN_DIRS = ("/root", "/home", "/run", "/var/tmp")  # empty in the sandbox; the root view hides them too
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the simulator package
 # Processes of the sandbox that are not the program's: bwrap's init, the worker.
 SANDBOX_OVERHEAD_PROCESSES = 2
@@ -79,54 +101,144 @@ class Limits:
         return asdict(self)
 
 
-def needed_paths(python: str) -> list[str]:
-    """Folders the worker must see: the interpreter's installation(s) and the project."""
+# The worker's own modules, relative to the ``simulator`` package: the only files of the checkout the
+# sandbox shows (tests/simulator/execution/test_sandbox.py checks that this is exactly what it imports).
+WORKER_MODULES = (
+    "__init__.py",
+    "execution/__init__.py",
+    "execution/harness.py",
+    "execution/seccomp.py",
+    "execution/trace.py",
+    "execution/tracer.py",
+    "execution/worker.py",
+)
+# The system's programs and shared libraries (``/bin/sh``, ``libc``; where /bin and /lib are symlinks
+# into /usr, as on merged-/usr systems, the links are made instead) and the few files of /etc they read.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives")
+# Python asked about itself: where it is installed and where its third-party packages would be.
+_PROBE = "import json, site, sys; print(json.dumps([sys.base_prefix, site.getsitepackages()]))"
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """The Python a worker runs (the real file, never a virtual environment's link) and what it needs:
+    its installation's prefix (stdlib, shared library, lib-dynload), shown read-only, and its
+    site-packages folders, hidden (programs get the standard library only)."""
+
+    executable: str
+    prefix: str
+    site_packages: tuple[str, ...]
+
+
+@functools.cache
+def interpreter(python: str) -> Interpreter:
+    """Ask ``python`` where it lives (once per interpreter: a pool asks when it is made)."""
     real = os.path.realpath(python)
-    paths = {os.path.dirname(real), os.path.dirname(os.path.dirname(real)), str(PROJECT_ROOT)}
-    if real == os.path.realpath(sys.executable):
-        paths |= {sys.prefix, sys.base_prefix}
-    return sorted(p for p in paths if p and os.path.isdir(p))
+    try:
+        probe = [real, "-I", "-c", _PROBE]
+        out = subprocess.run(probe, capture_output=True, text=True, timeout=30, check=True)
+        prefix, site_packages = json.loads(out.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
+        message = f"the sandbox did not start: {real} cannot say where it is installed: {exc}"
+        raise SandboxError(message) from exc
+    folders = tuple(p for p in map(os.path.realpath, site_packages) if os.path.isdir(p))
+    return Interpreter(real, os.path.realpath(prefix), folders)
 
 
-def _hide_and_rebind(paths: list[str], tmp_size: int | None) -> list[str]:
-    """bwrap arguments: an empty tmpfs over each hidden folder (and /tmp), then ``paths`` under them
-    rebound read-only."""
+def worker_files(python: Interpreter) -> list[str]:
+    """What the worker must see of the host, besides the system's folders: the interpreter's prefix (and
+    its folder, if it lies elsewhere) and the worker's modules."""
+    paths = [python.prefix]
+    if not python.executable.startswith(python.prefix + "/"):
+        paths.append(os.path.dirname(python.executable))
+    paths += [str(PROJECT_ROOT / "simulator" / module) for module in WORKER_MODULES]
+    return paths
+
+
+def _minimal_root(python: Interpreter, tmp_size: int) -> list[str]:
+    """bwrap arguments building the sandbox's file system on an empty root: the system's folders and
+    files, /dev, /proc, a private size-capped /tmp, the interpreter and the worker's modules read-only,
+    its site-packages behind empty tmpfs, and the conventional empty folders (HIDDEN_DIRS)."""
+    args: list[str] = []
+    for folder in SYSTEM_DIRS:
+        if os.path.islink(folder):
+            args += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            args += ["--ro-bind", folder, folder]
+    for path in SYSTEM_FILES:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    args += ["--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/tmp"]
+    made = {"/", "/tmp"}
+    for top in _tops_in_tmp(python):  # a read-only folder of its own, as the root is
+        args += ["--tmpfs", top]
+        made.add(top)
+    for path in worker_files(python):
+        if path == "/usr" or path.startswith("/usr/"):
+            continue  # there already
+        args += _folders_leading_to(path, made)
+        args += ["--ro-bind", path, path]
+    for folder in python.site_packages:
+        args += ["--tmpfs", folder]  # within the prefix or /usr (the probe found them there)
+    for folder in HIDDEN_DIRS:
+        if os.path.isdir(folder) and folder not in made:
+            args += ["--dir", folder]
+    return args
+
+
+def _tops_in_tmp(python: Interpreter) -> list[str]:
+    """The folders right under /tmp that hold something bound (a checkout or interpreter under /tmp, as
+    in CI's clones): each gets a tmpfs of its own, made read-only with the root, so that a program cannot
+    write there as it can in the rest of /tmp."""
+    return sorted({"/tmp/" + path.split("/")[2] for path in worker_files(python) if path.startswith("/tmp/")})
+
+
+def _folders_leading_to(path: str, made: set[str]) -> list[str]:
+    """bwrap arguments making the folders above ``path`` traversable (bwrap would make them 0700)."""
+    chain = []
+    parent = os.path.dirname(path)
+    while parent not in made and parent != "/":
+        chain.append(parent)
+        parent = os.path.dirname(parent)
+    args: list[str] = []
+    for folder in reversed(chain):
+        args += ["--perms", "0755", "--dir", folder]
+        made.add(folder)
+    return args
+
+
+def _hide_and_rebind(paths: list[str]) -> list[str]:
+    """bwrap arguments of the privileged view (root host): an empty tmpfs over each hidden folder, then
+    ``paths`` under them rebound read-only, so the unprivileged uid can reach them (e.g. under /root)."""
     args: list[str] = []
     hidden = [d for d in HIDDEN_DIRS if os.path.isdir(d)]
     for folder in hidden:
         args += ["--tmpfs", folder]
-    if tmp_size is not None:
-        args += ["--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/tmp"]
-        hidden.append("/tmp")
-    made: set[str] = set()
+    made: set[str] = set(hidden)
     for path in paths:
-        under = [h for h in hidden if path == h or path.startswith(h + "/")]
-        if not under:
-            continue
-        # bwrap would create the folders leading to the mount point as 0700: make them traversable
-        parent = os.path.dirname(path)
-        chain = []
-        while parent != under[0] and parent not in made:
-            chain.append(parent)
-            parent = os.path.dirname(parent)
-        for folder in reversed(chain):
-            args += ["--perms", "0755", "--dir", folder]
-            made.add(folder)
-        args += ["--ro-bind", path, path]
+        if any(path.startswith(h + "/") for h in hidden):
+            args += _folders_leading_to(path, made)
+            args += ["--ro-bind", path, path]
     return args
 
 
 def _hide_private_data() -> list[str]:
-    """bwrap arguments masking the data directory, which holds the app's secrets and user data."""
+    """bwrap arguments masking the data directory, which holds the app's secrets and user data, with an
+    empty tmpfs: nothing of it is bound, but it may lie inside a folder that is (the interpreter's
+    prefix, /usr), and a program then sees it empty, as everywhere."""
     return ["--tmpfs", str(config.data_dir())]
 
 
-def _hidden_read_only() -> list[str]:
-    """bwrap arguments making every hiding tmpfs but /tmp read-only (the hidden folders and the data
-    directory), once everything under them is mounted: they are never emptied between programs, so
-    a file one program left there would reach the next. /tmp (and /dev/shm) are the writable ones."""
-    folders = [d for d in HIDDEN_DIRS if os.path.isdir(d)]
-    folders.append(str(config.data_dir()))
+def _read_only(python: Interpreter) -> list[str]:
+    """bwrap arguments making the root (with the empty HIDDEN_DIRS in it) and every hiding tmpfs
+    read-only, once everything is mounted: they are never emptied between programs, so a file one program
+    left there would reach the next. /tmp and /dev/shm, emptied after each program, are the writable
+    places."""
+    folders = ["/", *_tops_in_tmp(python), *python.site_packages, str(config.data_dir())]
     return [arg for folder in dict.fromkeys(folders) for arg in ("--remount-ro", folder)]
 
 
@@ -149,8 +261,7 @@ def worker_command(
     if bwrap is None:
         raise SandboxError("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
     setpriv = shutil.which("setpriv")
-    python = python or sys.executable
-    paths = needed_paths(python)
+    found = interpreter(python or sys.executable)
     inner = [
         bwrap,
         "--unshare-all",
@@ -158,12 +269,9 @@ def worker_command(
         "--disable-userns",
         "--die-with-parent",
         "--new-session",
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        *_hide_and_rebind(paths, limits.tmp_size_mb * 1024 * 1024),
+        *_minimal_root(found, limits.tmp_size_mb * 1024 * 1024),
         *_hide_private_data(),
-        *_hidden_read_only(),
+        *_read_only(found),
         "--clearenv",
         "--setenv", "PYTHONHASHSEED", "0",
         "--setenv", "PYTHONPATH", str(PROJECT_ROOT),
@@ -174,7 +282,7 @@ def worker_command(
         "--setenv", "HOME", "/tmp",
         "--chdir", "/tmp",
         "--",
-        python, "-m", "simulator.execution.worker", _json(limits.to_json()),
+        found.executable, "-m", "simulator.execution.worker", _json(limits.to_json()),
     ]  # fmt: skip
     if os.geteuid() != 0:
         if run_as_uid not in (None, os.geteuid()):
@@ -192,13 +300,11 @@ def worker_command(
     if not setup_as_root:
         return drop + inner
     view = [
-        bwrap, "--dev-bind", "/", "/", *_hide_and_rebind(paths, None), "--die-with-parent",
+        bwrap, "--dev-bind", "/", "/", *_hide_and_rebind(worker_files(found)), "--die-with-parent",
         "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--",
     ]  # fmt: skip
     return view + drop + inner
 
 
 def _json(data: dict[str, int]) -> str:
-    import json
-
     return json.dumps(data, separators=(",", ":"))

@@ -221,15 +221,17 @@ def _kill_everything_else() -> None:
 
 # What bwrap put in /tmp and /dev/shm before any program ran (``_take_skeleton``): the folders leading to its
 # own mount points there and those mount points. Path -> the mode to give it back (None: a read-only mount,
-# left alone). Empty unless a hidden or rebound folder lies under /tmp (e.g. a data directory in /tmp).
+# folder or file, left alone). Empty unless a masked or bound path lies under /tmp (a data directory in
+# /tmp, a checkout under /tmp whose worker modules are bound there).
 _skeleton: dict[str, int | None] = {}
 
 
 def _take_skeleton() -> None:
     """Note the sandbox's own folders in /tmp and /dev/shm, once, before the first program.
 
-    bwrap mounts the masked data directory (a read-only tmpfs), and rebinds the interpreter or project,
-    where they lie: under /tmp it makes the folders leading to them in the sandbox's /tmp. Those folders
+    bwrap mounts the masked data directory (a read-only tmpfs), and binds the interpreter and the
+    worker's modules (files), where they lie: under /tmp it makes the folders leading to them in the
+    sandbox's /tmp. Those folders
     and mount points cannot be removed (``rmdir`` of a mount point is EBUSY), so ``_empty_tmp`` keeps
     them, as they were, and removes what a program put in them (a writable mount included); read-only
     mounts are left alone. Anything else left in /tmp is the programs' and goes."""
@@ -243,9 +245,11 @@ def _take_skeleton() -> None:
             folder, device = stack.pop()
             with os.scandir(folder) as entries:
                 for entry in entries:
-                    if not entry.is_dir(follow_symlinks=False):
-                        continue
                     info = entry.stat(follow_symlinks=False)
+                    if not entry.is_dir(follow_symlinks=False):
+                        if info.st_dev != device:  # a file bound there (a module of the worker)
+                            found[entry.path] = None
+                        continue
                     if info.st_dev != device and os.statvfs(entry.path).f_flag & os.ST_RDONLY:
                         found[entry.path] = None
                         continue
@@ -275,7 +279,8 @@ def _empty_folder(folder: str) -> None:
         return
     for entry in entries:
         if not entry.is_dir(follow_symlinks=False):
-            os.unlink(entry.path)
+            if entry.path not in _skeleton:  # a file bound there stays (read-only, cannot be removed)
+                os.unlink(entry.path)
             continue
         if entry.path in _skeleton:  # the sandbox's own: kept, as it was, and emptied
             mode = _skeleton[entry.path]

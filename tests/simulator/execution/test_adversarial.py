@@ -7,7 +7,9 @@ All go through the pool, once as root and once as the unprivileged user (see san
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -460,3 +462,94 @@ def test_a_forged_result_record_is_reported_not_raised(pool: Pool, record: bytes
     assert result.status == "killed"
     assert "malformed" in result.message
     assert_healthy(pool)
+
+
+# --- The minimal root: only the interpreter, its standard library, the system's programs and libraries
+# and the worker's own modules are visible (sandbox.py).
+
+PROJECT = Path(__file__).resolve().parents[3]
+
+READ_EACH = (
+    "for path in PATHS:\n    try:\n"
+    "        print('read', path, open(path).read())\n    except OSError as exc:\n"
+    "        print('refused', path, type(exc).__name__)\n"
+)
+
+
+def read_from_inside(pool: Pool, paths: list[str]):
+    """Run a program that tries to read each of ``paths``; its result."""
+    result = run(pool, f"PATHS = {paths!r}\n" + READ_EACH)
+    assert result.status == "ok", result.message
+    return result
+
+
+def world_readable_secret(folder: Path, name: str = "secret") -> Path:
+    """A file holding SECRET at mode 644, in a folder anyone on the host may enter (so only the sandbox's
+    view of the file system keeps it from the program)."""
+    folder.chmod(0o755)
+    path = folder / name
+    path.write_text(SECRET)
+    path.chmod(0o644)
+    return path
+
+
+@pytest.mark.parametrize("location", ["/srv", "/var/lib", "/opt", str(PROJECT.parent)])
+def test_a_world_readable_file_outside_the_binds_cannot_be_read(pool: Pool, location: str) -> None:
+    if not os.access(location, os.W_OK):
+        pytest.skip(f"{location} is not writable here")
+    folder = Path(tempfile.mkdtemp(prefix="execsim-other-project-", dir=location))
+    try:
+        secret = world_readable_secret(folder)
+        result = read_from_inside(pool, [str(secret)])
+    finally:
+        shutil.rmtree(folder)
+    assert SECRET not in result.stdout
+    assert result.stdout.startswith("refused ")
+
+
+def test_a_dotenv_left_in_the_project_root_cannot_be_read(pool: Pool) -> None:
+    dotenv = PROJECT / ".env"
+    if dotenv.exists():
+        pytest.skip(f"{dotenv} exists already: not overwriting a deployer's file")
+    try:
+        dotenv.write_text(f"SECRET_KEY={SECRET}\n")
+        dotenv.chmod(0o644)
+        result = read_from_inside(pool, [str(dotenv)])
+    finally:
+        dotenv.unlink(missing_ok=True)
+    assert SECRET not in result.stdout
+    assert result.stdout.startswith("refused ")
+
+
+def test_the_hosts_etc_passwd_is_not_readable(pool: Pool) -> None:
+    result = read_from_inside(pool, ["/etc/passwd"])
+    assert result.stdout.startswith("refused "), result.stdout
+    assert Path("/etc/passwd").read_text().splitlines()[0] not in result.stdout
+
+
+def test_the_projects_settings_cannot_be_read(pool: Pool) -> None:
+    result = read_from_inside(pool, [str(PROJECT / "webapp" / "settings.py")])
+    assert result.stdout.startswith("refused "), result.stdout
+    assert "SECRET_KEY" not in result.stdout
+
+
+def test_the_project_shows_only_the_workers_own_modules(pool: Pool) -> None:
+    """Of the checkout, the program sees the files the worker imports and nothing else (no other source,
+    no .git, no virtual environment)."""
+    from simulator.execution.sandbox import WORKER_MODULES
+
+    code = (
+        f"import os\nroot = {str(PROJECT)!r}\n"
+        "for folder, _, files in os.walk(root):\n    for name in files:\n"
+        "        print(os.path.relpath(os.path.join(folder, name), root))\n"
+    )
+    result = run(pool, code)
+    assert result.status == "ok", result.message
+    assert sorted(result.stdout.split()) == sorted(f"simulator/{module}" for module in WORKER_MODULES)
+
+
+def test_the_apps_installed_packages_are_not_importable(pool: Pool) -> None:
+    """Programs get the standard library only: the app's dependencies (Django here) are not there."""
+    result = run(pool, "import django\n")
+    assert result.status == "runtime_error"
+    assert result.exception is not None and result.exception.type == "ModuleNotFoundError"

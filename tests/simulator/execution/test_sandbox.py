@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from simulator.execution import seccomp
-from simulator.execution.sandbox import NOBODY, Limits, SandboxError, worker_command
+from simulator.execution.sandbox import (
+    NOBODY,
+    PROJECT_ROOT,
+    WORKER_MODULES,
+    Limits,
+    SandboxError,
+    worker_command,
+)
 from simulator.execution.worker import in_sandbox
 
 
@@ -84,3 +94,18 @@ def test_the_workers_cleanups_refuse_to_run_outside_a_sandbox(cleanup: str) -> N
         assert marker.read_text() == "still here"
     finally:
         marker.unlink()
+
+
+def test_the_worker_modules_bound_into_the_sandbox_are_exactly_those_the_worker_imports() -> None:
+    """The sandbox shows only WORKER_MODULES of the checkout: one the worker imports but the list lacks
+    would break every worker's start; one listed but unused would show source for nothing."""
+    probe = (
+        "import json, sys\nimport simulator.execution.worker, simulator.execution.seccomp\n"
+        "print(json.dumps(sorted(m.__file__ for n, m in sys.modules.items()"
+        " if n.split('.')[0] == 'simulator')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    )
+    imported = [os.path.relpath(path, PROJECT_ROOT / "simulator") for path in json.loads(out.stdout)]
+    assert sorted(imported) == sorted(WORKER_MODULES)
