@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 import threading
 from typing import Any
@@ -35,6 +36,30 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _up(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: not a port number")
+    busy = _port_in_use(args.host, args.port)
+    if busy:
+        print(f"execsim up: cannot listen on {args.host}:{args.port}: {busy}", file=sys.stderr)
+        return EXIT_FAILED
+    from webapp.errors import run_command
+
+    # A bad setting (exit 2) or a database that is down (exit 1): one line naming it, not a traceback.
+    return run_command(lambda: _start(args))
+
+
+def _port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (another server holds it), or None: checked before
+    anything starts, so a busy port never gets as far as "ExecSim is up"."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def _start(args: argparse.Namespace) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
     if args.host not in ("127.0.0.1", "localhost"):
         hosts = os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost")

@@ -5,16 +5,43 @@ a crash and never a half-saved object."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest
 
 from simulator.problem import Problem as CoreProblem
 
 
 class LimitExceeded(Exception):
-    """Raised with the message to show the user."""
+    """Raised with the message to show the user (views catch it, or webapp.errors answers 429)."""
+
+
+def client_ip(request: HttpRequest) -> str | None:
+    """The visitor's address: REMOTE_ADDR, or behind a proxy (EXECSIM_BEHIND_PROXY) the last entry of
+    X-Forwarded-For, the one the proxy itself added (earlier entries are the client's to forge). Sign-up
+    throttling and django-axes (AXES_CLIENT_IP_CALLABLE) both read it."""
+    if settings.EXECSIM_BEHIND_PROXY:
+        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        if forwarded[-1]:
+            return forwarded[-1]
+    return request.META.get("REMOTE_ADDR") or None
+
+
+def _take_from_window(key: str, limit: int, seconds: float) -> bool:
+    """A sliding window: record one hit under ``key`` unless ``limit`` hits happened in the last
+    ``seconds``; False (nothing recorded) when the limit is reached. The hits' times live in the cache
+    (Redis in production, so every server process counts the same hits); two requests at the same
+    instant may both pass, which is fine for a throttle."""
+    now = time.time()
+    hits = [t for t in cache.get(key, []) if t > now - seconds]
+    if len(hits) >= limit:
+        return False
+    cache.set(key, [*hits, now], timeout=int(seconds) + 1)
+    return True
 
 
 def check_can_start_run(user: Any) -> None:
@@ -27,19 +54,44 @@ def check_can_start_run(user: Any) -> None:
             f"You already have {active} run(s) in progress (limit {settings.EXECSIM_MAX_CONCURRENT_RUNS}). "
             "Wait for one to finish or cancel it."
         )
-    window = int(time.time() // 60)
-    key = f"execsim:rate:{user.pk}:{window}"
-    cache.add(key, 0, timeout=120)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # evicted between add and incr
-        cache.set(key, 1, timeout=120)
-        count = 1
-    if count > settings.EXECSIM_RUNS_PER_MINUTE:
+    if not _take_from_window(f"execsim:runs:{user.pk}", settings.EXECSIM_RUNS_PER_MINUTE, 60):
         raise LimitExceeded(
             f"Too many runs started in the last minute (limit {settings.EXECSIM_RUNS_PER_MINUTE} "
             "per minute). Try again shortly."
         )
+
+
+def check_can_sign_up(request: HttpRequest) -> None:
+    """Sign-ups per address per hour (EXECSIM_SIGNUPS_PER_HOUR), so one visitor cannot mint accounts
+    to multiply the per-user limits."""
+    limit = settings.EXECSIM_SIGNUPS_PER_HOUR
+    if not _take_from_window(f"execsim:signups:{client_ip(request) or 'unknown'}", limit, 3600):
+        raise LimitExceeded(f"Too many sign-ups from your address (limit {limit} per hour). Try again later.")
+
+
+@contextmanager
+def trace_slot(user: Any) -> Iterator[None]:
+    """Hold one of the user's EXECSIM_EXPLORER_MAX_CONCURRENT explorer traces while it runs, so one
+    user's infinite loops occupy at most that many of the sandbox pool's workers and others' traces
+    still start at once. The count lives in the cache (shared by every server process); it expires
+    after 5 minutes should a process die holding a slot."""
+    limit = settings.EXECSIM_EXPLORER_MAX_CONCURRENT
+    key = f"execsim:traces:{user.pk}"
+    cache.add(key, 0, timeout=300)
+    try:
+        held = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=300)
+        held = 1
+    try:
+        if held > limit:
+            raise LimitExceeded(
+                f"You already have {held - 1} trace(s) running (limit {limit}). Wait for one to finish."
+            )
+        yield
+    finally:
+        with suppress(ValueError):  # expired meanwhile: nothing to give back
+            cache.decr(key)
 
 
 def code_errors(code: str, field: str = "code") -> list[tuple[str, str]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -52,6 +53,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "axes",
     "webapp.accounts",
     "webapp.problems",
     "webapp.runs",
@@ -62,12 +64,16 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A service that is down or a limit hit: its page (503/429) instead of a 500 (webapp/errors.py).
+    "webapp.errors.ErrorPagesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page (429).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -146,6 +152,19 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Failed logins (django-axes): after AXES_FAILURE_LIMIT failures for one username from one address, that
+# pair is locked out for the cool-off time; a success resets the count. The database handler keeps the
+# attempts in its own tables (shared by every process; no cache-backend caveats in embedded mode).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_FAILURE_LIMIT = envint("EXECSIM_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("EXECSIM_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "accounts/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "webapp.limits.client_ip"
+AXES_VERBOSE = False
+AXES_DISABLE_ACCESS_LOG = True  # only failures are kept, not a log of every successful login
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "problems:list"
 LOGOUT_REDIRECT_URL = "problems:list"
@@ -169,7 +188,8 @@ SECURE_SSL_REDIRECT = HTTPS and envbool("EXECSIM_SSL_REDIRECT", True)
 SECURE_HSTS_SECONDS = envint("EXECSIM_HSTS_SECONDS", 31_536_000 if HTTPS else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
 SECURE_HSTS_PRELOAD = HTTPS
-if envbool("EXECSIM_BEHIND_PROXY", False):
+EXECSIM_BEHIND_PROXY = envbool("EXECSIM_BEHIND_PROXY", False)
+if EXECSIM_BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -177,6 +197,8 @@ X_FRAME_OPTIONS = "DENY"
 # Limits (docs/webapp.md): every one is env-configurable and has a test.
 EXECSIM_MAX_CONCURRENT_RUNS = envint("EXECSIM_MAX_CONCURRENT_RUNS", 2, minimum=1)
 EXECSIM_RUNS_PER_MINUTE = envint("EXECSIM_RUNS_PER_MINUTE", 10, minimum=1)
+EXECSIM_SIGNUPS_PER_HOUR = envint("EXECSIM_SIGNUPS_PER_HOUR", 5, minimum=1)
+EXECSIM_EXPLORER_MAX_CONCURRENT = envint("EXECSIM_EXPLORER_MAX_CONCURRENT", 2, minimum=1)
 EXECSIM_MAX_CODE_CHARS = envint("EXECSIM_MAX_CODE_CHARS", 20_000, minimum=1)
 EXECSIM_MAX_STATEMENT_CHARS = envint("EXECSIM_MAX_STATEMENT_CHARS", 20_000, minimum=1)
 EXECSIM_MAX_TEST_CHARS = envint("EXECSIM_MAX_TEST_CHARS", 200_000, minimum=1)

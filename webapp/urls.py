@@ -3,6 +3,10 @@ from __future__ import annotations
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+# A body over the upload limit names the limit (413); a service that is down is a 503 (webapp/errors.py).
+handler400 = "webapp.errors.bad_request"
+handler500 = "webapp.errors.server_error"
+
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="problems:list", permanent=False)),
     path("accounts/", include("webapp.accounts.urls")),

@@ -18,13 +18,15 @@ from webapp.explorer.context import viewer_context
 from webapp.explorer.forms import ExploreForm
 from webapp.explorer.models import Trace
 from webapp.explorer.programs import NoProgram, program_for_run, traced
+from webapp.limits import trace_slot
 from webapp.runs.models import Run, Simulation
 
 
 def _save(owner: Any, program: Any, **fields: Any) -> Trace:
     """Run ``program`` traced (capped) and save it; user-code failures are saved too (they are data)."""
     cap = explorer_max_steps()
-    result = traced(program, cap)
+    with trace_slot(owner):  # per-user concurrent traces (LimitExceeded: webapp.errors answers 429)
+        result = traced(program, cap)
     exception = result.exception
     return Trace.objects.create(
         owner=owner,

@@ -68,7 +68,10 @@ class SolveForm(forms.Form):
         required=False, max_length=200, help_text="Model or checkpoint (blank: the default)"
     )
     temperature = forms.FloatField(min_value=0.0, max_value=2.0, initial=0.8)
-    seed = forms.IntegerField(required=False, min_value=0, help_text="Blank: a random seed (recorded)")
+    # max_value: the seed is stored in a 64-bit integer column (Run.seed)
+    seed = forms.IntegerField(
+        required=False, min_value=0, max_value=2**63 - 1, help_text="Blank: a random seed (recorded)"
+    )
     real = forms.BooleanField(required=False, label="Also run for real (sandbox, public and private tests)")
     max_tokens = forms.IntegerField(
         required=False,
