@@ -11,7 +11,8 @@ Matching walks the trace forward with a cursor, so claims are read in order:
   value at the cursor or takes it at a later step (same frame first); the cursor moves to that step.
   Unanchored returns and prints match the next return / output after the cursor.
 - ``Lines A-B repeat N more times`` moves the cursor N visits of line A further.
-- The answer is compared with the top-level call's return value, or with the program's stdout.
+- The answer (and a prose statement of the result) is compared with the top-level call's return
+  value or the exception it raised, or with a script's whole stdout (token by token, as judging does).
 
 Values compare as Python values when both sides parse (``ast.literal_eval``), else as text with
 whitespace collapsed; a trace repr cut by the tracer's cap only has to agree on its kept prefix.
@@ -27,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from simulator.compare import outputs_match
 from simulator.execution.trace import TRUNCATION_MARK, Trace, Value
 from simulator.nlex.claims import Claim, extract_claims
 
@@ -141,7 +143,7 @@ def check_claims(claims: list[Claim], trace: Trace) -> CheckResult:
             anchor = None
             result.verdicts.append(verdict)
             continue
-        if claim.kind == "answer":
+        if claim.kind in ("answer", "result"):
             result.verdicts.append(_check_answer(trace, index, claim))
             continue
         use_anchor = anchor if claim.anchored else None
@@ -284,19 +286,35 @@ def _check_repeat(index: _Index, cursor: int, claim: Claim) -> tuple[ClaimVerdic
 
 
 def _check_answer(trace: Trace, index: _Index, claim: Claim) -> ClaimVerdict:
-    if claim.form == "stdout":
+    """The answer, or a prose statement of the result, against how the program really ended: the
+    top-level call's return value (or the exception it raised), or a script's whole stdout. Which
+    one follows the trace (a script's top frame is ``<module>``), not the tags the text used."""
+    if trace.steps and trace.steps[0].function == "<module>":
         actual = trace.stdout
-        ok = _lines(claim.value or "") == _lines(actual)
-        if not ok and trace.truncated:
-            return ClaimVerdict(claim, "unverifiable", actual=actual, reason="the trace was truncated")
-        return ClaimVerdict(claim, "true" if ok else "false", actual=actual)
+        if not trace.truncated and outputs_match(actual, claim.value or ""):
+            return ClaimVerdict(claim, "true", actual=actual)
+        if trace.truncated or trace.error:
+            return ClaimVerdict(claim, "unverifiable", actual=actual, reason="the trace was cut short")
+        return ClaimVerdict(claim, "false", step=len(trace.steps) - 1, actual=actual)
     top = [s for s in trace.steps if s.frame == index.top]
     final = top[-1] if top else None
-    if final is None or final.event != "return" or final.value is None:
-        reason = "the trace was truncated" if trace.truncated else "the call did not return"
-        return ClaimVerdict(claim, "unverifiable", reason=reason)
-    match = _matches(claim.value or "", final.value, "")
-    return ClaimVerdict(claim, "true" if match else "false", step=final.index, actual=final.value.repr)
+    if final is not None and final.event == "return" and final.value is not None:
+        match = _matches(claim.value or "", final.value, "")
+        if not match and _literal(claim.value or "") is _MISSING:
+            match = None  # an expression or prose, not a value: nothing to compare
+        if match is None:
+            return ClaimVerdict(claim, "unverifiable", step=final.index, actual=final.value.repr,
+                                reason="the stated result is not a literal value")  # fmt: skip
+        return ClaimVerdict(claim, "true" if match else "false", step=final.index, actual=final.value.repr)
+    if trace.truncated or trace.error or final is None:
+        return ClaimVerdict(claim, "unverifiable", reason="the trace was cut short before the call ended")
+    raised = next((s for s in reversed(top) if s.event == "exception" and s.value is not None), None)
+    if raised is None or raised.value is None:
+        return ClaimVerdict(claim, "unverifiable", reason="the call did not return")
+    actual = f"raises {raised.value.type}"
+    said = re.search(r"\braises?\s+(\w+)", claim.value or "")
+    ok = said is not None and said.group(1) == raised.value.type
+    return ClaimVerdict(claim, "true" if ok else "false", step=final.index, actual=actual)
 
 
 # -- value comparison ------------------------------------------------------------------------------
@@ -363,7 +381,3 @@ def _printed(claimed: str) -> str:
     value = _literal(claimed)
     text = claimed if value is _MISSING else (value if isinstance(value, str) else repr(value))
     return text.strip()
-
-
-def _lines(text: str) -> list[str]:
-    return [line.rstrip() for line in text.strip("\n").split("\n")]

@@ -2,9 +2,11 @@
 
 An NLEX text says things a trace can confirm or refute: that a line runs ("Line 4", "on line 4"), that a
 variable holds a value ("i = 2", "count is now 3", "dp[1] = 1"), that a function returns a value, that a
-line prints something, that a loop repeats ("Lines 3-5 repeat 4 more times"), and the final answer
-(``[ANSWER] assert f(...) == X [/ANSWER]``, ``[ANSWER] X [/ANSWER]``, ``[OUTPUT] X [/OUTPUT]`` or an
-``<output>...</output>`` block). ``extract_claims`` finds them with their character offsets so a UI can
+line prints something, that a loop repeats ("Lines 3-5 repeat 4 more times"), what the result is in
+prose ("the result is 6", "the output of the function is 'ab'"), and the final answer
+(``[ANSWER] assert f(...) == X``, ``[ANSWER] X``, ``[OUTPUT] X`` or an ``<output>`` block, closing tag
+optional; without tags the last ``assert ... == X`` line: ``simulator.prompts.parsing`` reads it).
+``extract_claims`` finds them with their character offsets so a UI can
 highlight them; ``simulator.nlex.check`` gives each a verdict against a real trace.
 
 Text inside backticks is code, not a claim (``\\`x = x + 1\\``` says nothing about x's value). Values are
@@ -19,13 +21,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-ClaimKind = Literal["line", "value", "return", "print", "repeat", "answer"]
+from simulator.prompts.parsing import assert_answer, find_answer
 
-_ANSWER_BLOCKS = (
-    re.compile(r"\[ANSWER\](.*?)\[/ANSWER\]", re.S),
-    re.compile(r"\[OUTPUT\](.*?)\[/OUTPUT\]", re.S),
-)
-_OUTPUT_BLOCK = re.compile(r"<output>\n?(.*?)</output>", re.S)
+ClaimKind = Literal["line", "value", "return", "print", "repeat", "result", "answer"]
+
+_ANSWER_BLOCKS = re.compile(r"\[ANSWER\].*?\[/ANSWER\]|\[OUTPUT\].*?\[/OUTPUT\]|<output>.*?</output>", re.S)
 _CODE_SPAN = re.compile(r"```.*?```|`[^`\n]*`", re.S)
 _REPEAT = re.compile(
     r"\b[Ll]ines? (\d+)\s*(?:-|–|to|through)\s*(\d+) (?:repeat|run|are repeated|execute)s? (\d+) more times?"
@@ -42,6 +42,11 @@ _VERBAL = re.compile(
 _VALUE_OF = re.compile(r"\bvalue of `?([A-Za-z_]\w*)`? (?:is|becomes|is now)\s+")
 _RETURN = re.compile(r"\b[Rr]eturn(?:s| value is| value:|ing)\s+(?:the value\s+)?")
 _RETURN_NAMED = re.compile(r"\s*`?[A-Za-z_][\w\[\]]*`?,?\s+(?:which is|which equals|=)\s+")
+_RESULT = re.compile(
+    r"\b(?:[Tt]he |[Ii]ts |[Ss]o the )(?:final )?(?:result|output|answer|return value)"
+    r"(?: of (?:the )?(?:function|call|program|`?\w+\([^()\n]*\)`?))?"
+    r" (?:is|will be|would be|should be|=|equals)\s+(?!now\b|still\b)(?:the (?:value|list|string|number) )?"
+)
 _PRINT = re.compile(r"\bprint(?:s|ing|ed)?\s+(?:out\s+)?")
 _STOPWORDS = frozenset(
     {"it", "this", "that", "which", "what", "there", "here", "then", "the", "a", "an", "and", "or"}
@@ -99,35 +104,6 @@ def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def _answer_value(body: str, offset: int) -> tuple[str, int, int]:
-    """The claimed value inside an answer block: the right side of ``assert call == X`` or the body."""
-    stripped = body.strip()
-    lead = offset + body.index(stripped) if stripped else offset
-    if stripped.startswith("assert"):
-        try:
-            tree = ast.parse(stripped)
-            test = tree.body[0].test  # type: ignore[attr-defined]
-            if isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.Eq):
-                right = test.comparators[0]
-                value_start = _offset_of(stripped, right.lineno, right.col_offset)
-                value_end = _offset_of(stripped, right.end_lineno or right.lineno, right.end_col_offset or 0)
-                return stripped[value_start:value_end], lead + value_start, lead + value_end
-        except (SyntaxError, IndexError, AttributeError):
-            pass
-        if "==" in stripped:
-            cut = stripped.index("==") + 2
-            rest = stripped[cut:].strip()
-            value_start = stripped.index(rest, cut) if rest else cut
-            return rest, lead + value_start, lead + value_start + len(rest)
-    return stripped, lead, lead + len(stripped)
-
-
-def _offset_of(text: str, lineno: int, col: int) -> int:
-    lines = text.split("\n")
-    prefix = lines[lineno - 1].encode()[:col].decode(errors="ignore")  # ast columns count UTF-8 bytes
-    return sum(len(x) + 1 for x in lines[: lineno - 1]) + len(prefix)
-
-
 def extract_claims(text: str, names: Iterable[str] | None = None) -> list[Claim]:
     """All claims in ``text`` in reading order. ``names`` (the program's variables, when known) lets
     verbal claims such as "count is 3" through only for real variables; ``x = 3`` always counts."""
@@ -135,23 +111,14 @@ def extract_claims(text: str, names: Iterable[str] | None = None) -> list[Claim]
     claims: list[Claim] = []
     masked_spans: list[tuple[int, int]] = []
 
-    answer_spans = []
-    for pattern in _ANSWER_BLOCKS:
-        for m in pattern.finditer(text):
-            answer_spans.append((m, "call"))
-    for m in _OUTPUT_BLOCK.finditer(text):
-        answer_spans.append((m, "stdout"))
-    if answer_spans:
-        m, form = max(answer_spans, key=lambda item: item[0].start())  # the last block is the answer
-        if form == "stdout":
-            body = m.group(1)
-            value, a, b = body, m.start(1), m.start(1) + len(body)
-        else:
-            value, a, b = _answer_value(m.group(1), m.start(1))
-        claims.append(Claim("answer", m.start(), m.end(), m.group(0), value=value, value_start=a,
-                            value_end=b, form=form))  # fmt: skip
-    for m, _ in answer_spans:
-        masked_spans.append((m.start(), m.end()))
+    span = find_answer(text) or assert_answer(text)
+    if span is not None:
+        claims.append(Claim("answer", span.start, span.end, text[span.start : span.end],
+                            value=span.value, value_start=span.value_start,
+                            value_end=span.value_end, form=span.form))  # fmt: skip
+        masked_spans.append((span.start, span.end))
+        # earlier answer blocks (a draft the text then revised) are not claims either
+        masked_spans.extend((m.start(), m.end()) for m in _ANSWER_BLOCKS.finditer(text, 0, span.start))
     masked_spans.extend((m.start(), m.end()) for m in _CODE_SPAN.finditer(text))
     work = _mask(text, masked_spans)
 
@@ -188,6 +155,8 @@ def extract_claims(text: str, names: Iterable[str] | None = None) -> list[Claim]
             add_value("return", m, None, named.end())
         else:
             add_value("return", m, None, m.end())
+    for m in _RESULT.finditer(work):
+        add_value("result", m, None, m.end())
     for m in _PRINT.finditer(work):
         add_value("print", m, None, m.end())
     for m in _VALUE_OF.finditer(work):
