@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "axes",
+    "webapp.apps.WebappConfig",
     "webapp.accounts",
     "webapp.problems",
     "webapp.runs",

@@ -11,6 +11,7 @@ from django.db.models import Q, QuerySet
 from simulator.problem import Problem as CoreProblem
 from simulator.problem import TestCase as CoreTestCase
 from webapp.accounts.roles import is_staff
+from webapp.text import storable
 
 
 class ProblemQuerySet(models.QuerySet["Problem"]):
@@ -72,7 +73,10 @@ class Problem(models.Model):
             extra=core.extra,
         )
         TestCase.objects.bulk_create(
-            TestCase(problem=problem, order=i, input=t.input, output=t.output, public=t.public)
+            # bulk_create skips pre_save, so the escaping of webapp.text is applied here
+            TestCase(
+                problem=problem, order=i, input=storable(t.input), output=storable(t.output), public=t.public
+            )
             for i, t in enumerate(core.tests)
         )
         return problem

@@ -18,6 +18,7 @@ from simulator.pipeline.events import FINAL_TYPES, Event
 from webapp import broadcast
 from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
 from webapp.runs.render import render_message
+from webapp.text import storable
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def record_and_publish(run_id: Any, event: Event | dict[str, Any], *, after_end:
     ``after_end``: the event is appended to a run that has *ended* ("Run for real" after the fact,
     ``webapp.runs.real``); False while the run is still active (its pipeline owns the next seqs) and
     for final events (a run has exactly one)."""
-    data = event_dict(event)
+    data = storable(event_dict(event))  # NUL, lone surrogates: escaped for the database and the sockets
     try:
         with transaction.atomic():
             run = Run.objects.select_for_update().get(id=run_id)

@@ -1,0 +1,71 @@
+"""NUL characters and lone surrogates (issue 11 item 8) in program output, run events and imported
+problems: PostgreSQL refuses both in text and jsonb, so they are stored escaped (``\\x00``, ``\\udc80``,
+as Python writes them), shown, and never fail a save. Against the suite's real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from simulator.execution import Program, SandboxError, run
+from webapp.explorer.models import Trace
+from webapp.problems.models import Problem
+from webapp.runs.models import RunEvent
+from webapp.runs.record import record_and_publish
+
+ODD = "A\x00B\udc80C"
+ESCAPED = "A\\x00B\\udc80C"
+
+
+def test_storable_escapes_only_nul_and_lone_surrogates_everywhere_in_a_value():
+    from webapp.text import storable
+
+    assert storable("plain \\n text ✓") == "plain \\n text ✓"
+    assert storable({"k\x00": [ODD, 1, None, ("\ud800",)]}) == {"k\\x00": [ESCAPED, 1, None, ["\\ud800"]]}
+    assert storable("🙂") == "🙂"  # a surrogate pair's character is not a lone surrogate
+
+
+@pytest.mark.django_db
+def test_a_run_event_with_nul_and_a_lone_surrogate_is_stored_and_shown(client, alice, make_run):
+    run_ = make_run(status="running")
+    started = {"problem": {}, "settings": {}, "provenance": {"model": "m"}}
+    assert record_and_publish(
+        run_.id, {"run_id": str(run_.id), "seq": 0, "type": "run_started", "payload": started}
+    )
+    delta = {"candidate": 0, "text": ODD}
+    assert record_and_publish(
+        run_.id, {"run_id": str(run_.id), "seq": 1, "type": "candidate_delta", "payload": delta}
+    )
+    assert RunEvent.objects.get(run=run_, seq=1).payload["text"] == ESCAPED
+    client.force_login(alice)
+    page = client.get(f"/runs/{run_.id}/")
+    assert page.status_code == 200 and ESCAPED in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_an_imported_title_with_nul_and_a_lone_surrogate_is_stored_escaped(client, alice):
+    client.force_login(alice)
+    data = {"title": f"T{ODD}", "statement": ODD, "kind": "stdin", "tests": [{"input": ODD, "output": "x\n"}]}
+    upload = SimpleUploadedFile("p.json", json.dumps(data).encode())  # JSON escapes: \u0000, \udc80
+    response = client.post("/problems/import/", {"file": upload, "format": "execsim", "is_public": "on"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    problem = Problem.objects.get()
+    assert problem.title == f"T{ESCAPED}" and problem.tests.get().input == ESCAPED
+    assert f"T{ESCAPED}" in client.get(f"/problems/{problem.pk}/").content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_explorer_saves_a_trace_of_a_program_printing_nul(client, alice):
+    try:
+        run(Program(code="x = 1", stdin=""))
+    except SandboxError as exc:
+        pytest.skip(f"the sandbox is not available: {exc}")
+    client.force_login(alice)
+    response = client.post("/explorer/", {"code": "print('A\\x00B')\n", "mode": "stdin", "call_input": ""})
+    assert response.status_code == 302
+    trace = Trace.objects.get()
+    assert trace.result["stdout"] == "A\\x00B\n"
+    page = client.get(response["Location"]).content.decode()
+    assert json.dumps("A\\x00B")[1:-1] in page  # in the page's trace data (json_script)
