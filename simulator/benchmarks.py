@@ -16,11 +16,11 @@ be converted raises ``ProblemError`` naming the offending field.
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 from typing import Any
 
 from simulator.problem import Problem, ProblemError
+from simulator.source import load_json, parse_python, unparse
 
 FORMATS = ("execsim", "cruxeval", "mbpp", "codejam")
 
@@ -40,7 +40,7 @@ def read_jsonl(path: Path, *formats: str) -> list[tuple[str, dict[str, Any]]]:
     for number, line in enumerate(Path(path).read_text().splitlines(), 1):
         if not line.strip():
             continue
-        record = json.loads(line)
+        record = load_json(line)
         found = next((name for name in formats if FIELDS[name] <= set(record)), None)
         if found is None:
             raise ValueError(f"{path}:{number}: not a record of {' or '.join(formats)}")
@@ -79,8 +79,8 @@ def from_cruxeval(record: Any) -> Problem:
 def _split_assert(source: str) -> tuple[str, str, str] | None:
     """``assert name(args) == value`` -> (name, args source, value source); None for any other shape."""
     try:
-        tree = ast.parse(source.strip())
-    except SyntaxError:
+        tree = parse_python(source.strip())
+    except SyntaxError:  # too deeply nested included
         return None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
         return None
@@ -90,8 +90,11 @@ def _split_assert(source: str) -> tuple[str, str, str] | None:
     call, expected = test.left, test.comparators[0]
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
         return None
-    args = [ast.unparse(a) for a in call.args] + [ast.unparse(k) for k in call.keywords]
-    return call.func.id, ", ".join(args), ast.unparse(expected)
+    try:
+        args = [unparse(a) for a in call.args] + [unparse(k) for k in call.keywords]
+        return call.func.id, ", ".join(args), unparse(expected)
+    except SyntaxError:  # parsed, but too deep to print again
+        return None
 
 
 def from_mbpp(record: Any) -> Problem:

@@ -15,9 +15,10 @@ output is a Python literal of the expected return value.
 
 from __future__ import annotations
 
-import ast
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from simulator.source import parse_python
 
 Kind = Literal["stdin", "call"]
 
@@ -121,6 +122,6 @@ def _text(data: dict[str, Any], name: str, required: bool) -> str:
 
 def _check_source(field_name: str, source: str, what: str) -> None:
     try:
-        ast.parse(source, mode="eval")
+        parse_python(source, mode="eval")
     except SyntaxError as exc:
         raise ProblemError(field_name, f"is not {what}: {exc.msg}") from None

@@ -15,7 +15,6 @@ sandbox itself failed.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from simulator.cli import EXIT_FAILED, EXIT_OK, EXIT_SANDBOX, UsageError
 from simulator.execution.program import Program, call_from_input
 from simulator.execution.result import ExecutionResult
 from simulator.execution.trace import DEFAULT_MAX_STEPS
+from simulator.source import load_json, parse_python
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -73,10 +73,7 @@ def _read(path: Path, what: str) -> str:
 
 def _program_from_args(args: argparse.Namespace) -> Program:
     code = _read(args.program, "program")
-    try:
-        ast.parse(code, filename=str(args.program))
-    except SyntaxError as exc:
-        raise UsageError(f"{args.program} does not parse: {exc.msg} (line {exc.lineno})") from None
+    check_parses(code, args.program)
     extra: dict[str, Any] = {}
     if args.timeout is not None:
         extra["timeout_s"] = args.timeout
@@ -88,6 +85,14 @@ def _program_from_args(args: argparse.Namespace) -> Program:
     if problems:
         raise UsageError("; ".join(problems))
     return program
+
+
+def check_parses(code: str, path: Path) -> None:
+    """Refuse (exit 2) a program file that does not parse, too deeply nested included, before any work."""
+    try:
+        parse_python(code, filename=str(path))
+    except SyntaxError as exc:
+        raise UsageError(f"{path} does not parse: {exc.msg} (line {exc.lineno})") from None
 
 
 def program_from_task(task: Any) -> tuple[Any, Program]:
@@ -193,7 +198,7 @@ def _batch(args: argparse.Namespace) -> int:
         if not line.strip():
             continue
         try:
-            task_id, program = program_from_task(json.loads(line))
+            task_id, program = program_from_task(load_json(line))
         except ValueError as exc:  # json.JSONDecodeError is a ValueError
             record = ExecutionResult.invalid(f"line {number}: {exc}").to_record(id=None)
             record["line"] = number

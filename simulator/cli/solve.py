@@ -27,6 +27,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 
 from simulator.cli import EXIT_FAILED, EXIT_OK, UsageError
+from simulator.cli.execute import check_parses
 from simulator.execution.program import Program
 from simulator.llm.client import ChatClient
 from simulator.pipeline.events import Event
@@ -34,6 +35,7 @@ from simulator.pipeline.run import run
 from simulator.pipeline.settings import Settings, SettingsError
 from simulator.pipeline.single import simulate_program
 from simulator.problem import Problem, ProblemError
+from simulator.source import load_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -98,7 +100,7 @@ def _solve(args: argparse.Namespace) -> int:
 
 def _load_problem(path: Path) -> Problem:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -124,6 +126,7 @@ def _simulate(args: argparse.Namespace) -> int:
         code = args.program.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {args.program}: {exc}") from None
+    check_parses(code, args.program)  # as ``run`` does: never ask the model about code that cannot run
     if args.call is not None:
         program = Program(code=code, call=args.call)
     else:

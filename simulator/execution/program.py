@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import Literal
+
+from simulator.source import parse_python
 
 Shape = Literal["call", "tests", "stdin"]
 
@@ -44,7 +45,7 @@ class Program:
             errors.append(f"give exactly one of call, tests, stdin (got {', '.join(given)})")
         if self.call is not None:
             try:
-                ast.parse(self.call, mode="eval")
+                parse_python(self.call, mode="eval")
             except SyntaxError as exc:
                 errors.append(f"call is not a Python expression: {exc.msg}")
         if self.tests is not None and not all(isinstance(t, str) for t in self.tests):

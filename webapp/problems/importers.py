@@ -9,6 +9,7 @@ from typing import Any
 
 from simulator.benchmarks import convert
 from simulator.problem import Problem, ProblemError
+from simulator.source import load_json
 from webapp.limits import problem_errors
 
 
@@ -25,7 +26,7 @@ def parse_records(raw: bytes) -> list[Any]:
     except UnicodeDecodeError:
         raise ProblemError("file", "is not UTF-8 text") from None
     try:
-        data = json.loads(text)
+        data = load_json(text)  # too deeply nested is a JSONDecodeError too
         return data if isinstance(data, list) else [data]
     except json.JSONDecodeError:
         pass
@@ -34,7 +35,7 @@ def parse_records(raw: bytes) -> list[Any]:
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            records.append(load_json(line))
         except json.JSONDecodeError as exc:
             raise ProblemError("file", f"line {number} is not JSON ({exc.msg})") from None
     if not records:
