@@ -6,7 +6,8 @@ on every test file; it passes a test when its stdout matches token by token, flo
 problem's tolerance (``simulator.compare.outputs_match``). A program solves the public (private) set
 when it passes every public (private) test. Figures: ``public-pass@1``, ``public-pass@k``,
 ``private-pass@1``, ``private-pass@k``. A problem whose prompt the server refuses (too long for the
-context window) counts as unsolved and is listed with its error.
+context window) counts as unsolved and is listed with its error. A record that cannot become a problem
+is skipped and listed in ``extra.unconverted``; ``n`` counts the rest.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from simulator.benchmarks import from_codejam, read_jsonl
 from simulator.compare import DEFAULT_TOLERANCE, outputs_match
-from simulator.evaluation.harness import Context, TaskResult
+from simulator.evaluation.harness import Context, TaskResult, convert_items
 from simulator.evaluation.metrics import estimate_pass_at_k
 from simulator.evaluation.requests import RequestRejected
 from simulator.execution import run_many
@@ -54,8 +55,8 @@ def judge(problem: Problem, code: str | None) -> tuple[bool, bool]:
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     params = ctx.sampling(max_tokens=MAX_TOKENS)
 
-    async def one(record: dict[str, Any]) -> dict[str, Any]:
-        problem = from_codejam(record)
+    async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
+        _, record, problem = entry
         item = {"id": str(record["id"]), "name": record.get("name"), "error": None}
         try:
             reply = await ctx.requester.chat(item["id"], solve.messages(problem), params)
@@ -75,7 +76,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         )
         return item
 
-    records = await ctx.map(one, items)
+    converted, unconverted = convert_items(items, from_codejam)
+    records = await ctx.map(one, converted)
     metrics = {}
     for split in ("public", "private"):
         counts = [(r["n"], r[f"{split}_correct"]) for r in records]
@@ -86,6 +88,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         metrics=metrics,
         items=records,
         histogram=[r["public_correct"] for r in records],
-        extra={"refused": sum(r["error"] is not None for r in records)},
+        extra={"refused": sum(r["error"] is not None for r in records), "unconverted": unconverted},
         parse_failures={"solve": (sum(c["code"] is None for c in answered), len(answered))},
+        n_items=len(records),
     )

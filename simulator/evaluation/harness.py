@@ -26,6 +26,7 @@ from simulator.evaluation.cache import RequestCache
 from simulator.evaluation.metrics import Estimate, wilson
 from simulator.evaluation.requests import Requester
 from simulator.llm.client import ChatClient
+from simulator.problem import Problem, ProblemError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -63,6 +64,21 @@ class TaskResult:
     # repair (neither #SUBMIT nor code), answer (whitebox: no <answer> block)
     parse_failures: dict[str, tuple[int, int]] = field(default_factory=dict)
     n_items: int | None = None  # items scored, when a task skips some it was given (default: all)
+
+
+def convert_items(
+    items: list[dict[str, Any]], convert: Callable[[dict[str, Any]], Problem]
+) -> tuple[list[tuple[int, dict[str, Any], Problem]], list[dict[str, str]]]:
+    """``(index, item, problem)`` for each item ``convert`` turns into a Problem, and the others as
+    ``{"id", "reason"}``: a record the converters cannot read skips that item, not the evaluation.
+    Tasks put the second list in ``extra.unconverted`` (results.json; report.md lists it)."""
+    converted, unconverted = [], []
+    for index, item in enumerate(items):
+        try:
+            converted.append((index, item, convert(item)))
+        except ProblemError as exc:
+            unconverted.append({"id": str(item.get("id", index)), "reason": str(exc)})
+    return converted, unconverted
 
 
 def parse_failure_record(failed: int, total: int) -> dict[str, Any]:

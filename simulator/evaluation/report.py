@@ -69,6 +69,11 @@ def write_report(out: Path, record: dict[str, Any], plots: list[str]) -> None:
         lines += ["", f"**{table['title']}**", "", "| " + " | ".join(table["header"]) + " |"]
         lines.append("|" + "---|" * len(table["header"]))
         lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in table["rows"]]
+    unconverted = record.get("extra", {}).get("unconverted") or []
+    if unconverted:
+        listed = "; ".join(f"{u['id']} ({u['reason']})" for u in unconverted)
+        noun = "item" if len(unconverted) == 1 else "items"
+        lines += ["", f"Skipped {len(unconverted)} {noun} that could not be converted: {listed}"]
     req = record["requests"]
     lines += [
         "",

@@ -14,7 +14,8 @@ tests. Figures, joint fractions of all problems as in the Self-RLEF paper's Tabl
 ``{public,private}-{fail,pass}-{fail,pass}`` (initial -> submitted), and ``initial-``/``final-``
 ``public``/``private`` pass rates. A problem without code from the model counts as failing both times;
 one whose prompt does not fit the context window too (``extra.prompt_too_long``). Problems without
-private tests are left out of the private figures.
+private tests are left out of the private figures. A record that cannot become a problem (an MBPP one
+with no ``assert f(args) == value``) is skipped and listed in ``extra.unconverted``; ``n`` counts the rest.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.benchmarks import from_codejam, from_mbpp, read_jsonl
-from simulator.evaluation.harness import Context, TaskResult
+from simulator.evaluation.harness import Context, TaskResult, convert_items
 from simulator.evaluation.metrics import Estimate, wilson
 from simulator.pipeline import Settings as PipelineSettings
 from simulator.pipeline import run as pipeline_run
@@ -113,9 +114,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     turns = ctx.settings.turns
     temperature = ctx.settings.temperature if ctx.settings.temperature is not None else 0.0
 
-    async def one(indexed: tuple[int, dict[str, Any]]) -> dict[str, Any]:
-        index, item = indexed
-        problem = to_problem(item)
+    async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
+        index, item, problem = entry
         settings = PipelineSettings(
             k=1,
             turns=turns,
@@ -153,7 +153,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "parse": {stage: summary[stage] for stage in ("solve", "simulate", "repair")},
         }
 
-    records = await ctx.map(one, list(enumerate(items)))
+    converted, unconverted = convert_items(items, to_problem)
+    records = await ctx.map(one, converted)
     metrics: dict[str, Estimate] = {}
     tables = []
     fix_break: dict[str, Any] = {}
@@ -181,6 +182,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         "no_code": sum(r["initial"]["code"] is None for r in records),
         "prompt_too_long": sum(r["prompt_too_long"] > 0 for r in records),
         "tables": tables,
+        "unconverted": unconverted,
     }
     return TaskResult(
         metrics=metrics,
@@ -188,6 +190,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         histogram=[r["turns_used"] for r in records],
         extra={**extra, "histogram_label": "repair turns used per problem"},
         parse_failures=parse_failures,
+        n_items=len(records),
     )
 
 

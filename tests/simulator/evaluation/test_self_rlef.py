@@ -205,3 +205,24 @@ def test_real_server_runs_self_rlef_on_one_mbpp_problem_and_resumes(vllm_server:
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip().splitlines()[-1] == last
     assert json.loads((out / "results.json").read_text())["requests"]["sent"] == 0
+
+
+@pytest.mark.asyncio
+async def test_self_rlef_skips_items_it_cannot_convert_counts_them_and_goes_on(tmp_path: Path) -> None:
+    """An MBPP record none of whose asserts is ``assert f(args) == value`` cannot become a problem: it is
+    skipped and counted (results.json and report.md), and the other items are evaluated (issue 11, 12)."""
+    odd = _mbpp(5, "close", ["assert abs(close(2) - 4) < 1e-9", "assert close(3)"])
+    data = write_jsonl(tmp_path / "mbpp.jsonl", [odd, *ITEMS])
+    settings = Settings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)
+
+    record = await run(
+        settings, (self_rlef.load, self_rlef.evaluate), fake_client(FakeModelServer(SelfRlefModel()))
+    )
+
+    assert record["n_items"] == 4
+    assert sorted(item["id"] for item in record["items"]) == ["1", "2", "3", "4"]
+    reason = "test_list: no assert of the form `assert f(args) == value`"
+    assert record["extra"]["unconverted"] == [{"id": "5", "reason": reason}]
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["extra"]["unconverted"][0]["id"] == "5"
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"Skipped 1 item that could not be converted: 5 ({reason})" in report
