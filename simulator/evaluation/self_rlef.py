@@ -63,7 +63,7 @@ async def judge(problem: Problem, code: str | None) -> dict[str, bool | None]:
 
     async def passes(test: Any) -> bool:
         result = await executor.execute(program_for(problem, code, test), trace=False)
-        return result.status == "ok" and problem_matches(problem, test.output, real_output(problem, result))
+        return result.status == "ok" and problem_matches(problem, test.output, real_output(problem.kind, result))
 
     public = [await passes(t) for t in public_tests]
     private = [await passes(t) for t in private_tests]

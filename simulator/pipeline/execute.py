@@ -2,11 +2,10 @@
 
 ``execute_run(problem, programs, run_id=, start_seq=)`` executes every given program (the sampled
 candidates and the repaired final program) in the sandbox, with a line tracer, on **all** tests of the
-problem (public and private), and checks each program's stored NLEX of a public test against the real
-trace (``Executor.check``: ``simulator.nlex`` claims, ``simulator.execution.divergence``), exactly as
-``run()`` does for ``settings.real``. It is an async generator of the pipeline's own events, numbered
-from ``start_seq`` so that a host can append them to a run's existing log (docs/events.md, "Run for
-real"):
+problem (public and private), and verifies each program's stored NLEX of a public test against the
+real trace (``executor.run_for_real``, the step ``run()`` uses for ``settings.real``). It is an
+async generator of the pipeline's own events, numbered from ``start_seq`` so that a host can append
+them to a run's existing log (docs/events.md, "Run for real"):
 
     stage {stage: execute, state: started, rerun: true, programs}
     execution x len(programs) x len(tests)   (in completion order)
@@ -30,9 +29,8 @@ from simulator.pipeline.executor import (
     ExecutorUnavailable,
     LocalExecutor,
     program_for,
-    real_output,
+    run_for_real,
 )
-from simulator.pipeline.matching import problem_matches
 from simulator.problem import Problem, TestCase
 
 
@@ -122,26 +120,13 @@ async def execute_run(
 async def _execute_one(
     executor: Executor, problem: Problem, program: RealProgram, index: int, test: TestCase
 ) -> dict[str, Any]:
-    """One program on one test, traced; its NLEX (public tests) checked against the trace."""
-    run = program_for(problem, program.code, test)
-    result = await executor.execute(run, trace=True)
-    output = real_output(problem, result)
-    passed = result.status == "ok" and problem_matches(problem, test.output, output)
+    """One program on one test; its NLEX (public tests) verified against the real trace."""
     nlex = program.nlex.get(index) if test.public else None
-    report = executor.check(nlex, result.trace, run) if nlex else None
-    return {
-        **program.label,
-        "test": index,
-        "public": test.public,
-        "status": result.status,
-        "output": output,
-        "expected": test.output,
-        "passed": passed,
-        "message": result.message,
-        "divergence": report.divergence if report else None,
-        "claims": len(report.claims) if report else 0,
-        "check_error": report.error if report else None,
-    }
+    real = await run_for_real(
+        executor, problem.kind, program_for(problem, program.code, test), test.output, nlex,
+        tolerance=problem.float_tolerance, trace=nlex is not None,
+    )  # fmt: skip
+    return {**program.label, "test": index, "public": test.public, **real.to_dict()}
 
 
 @dataclass
@@ -159,9 +144,8 @@ class _Tally:
         if payload["public"]:
             self.public_tests += 1
             self.passed_public += payload["passed"]
-            if payload["divergence"] is not None and (
-                self.first_divergence is None or payload["test"] < self.first_divergence
-            ):
+            diverged = (payload.get("verification") or {}).get("first_divergence") is not None
+            if diverged and (self.first_divergence is None or payload["test"] < self.first_divergence):
                 self.first_divergence = payload["test"]
         else:
             self.private_tests += 1

@@ -1,47 +1,37 @@
-"""The seam between the pipeline and real execution: run a program (optionally traced) and check a
-model's NLEX claims against the real trace.
+"""The seam between the pipeline and real execution, and the one "run it for real, compare, check the
+simulation" step that every stage uses (the simulate stage with ``real``, the final execution, "Run
+for real" afterwards, "Simulate my code", the Self-RLEF evaluation).
 
-``LocalExecutor`` calls ``simulator.execution.run`` (sandboxed, in a worker thread so the event loop
-keeps streaming) and ``simulator.nlex``'s claim checker. Unit tests pass a double with the same two
-methods instead.
+``LocalExecutor`` runs programs with ``simulator.execution.run`` (sandboxed, in a worker thread so the
+event loop keeps streaming) and verifies NLEX texts with ``simulator.nlex.verify``. Unit tests pass a
+double with the same two methods instead.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from simulator.execution.program import Program
 from simulator.execution.result import ExecutionResult
-from simulator.problem import Problem, TestCase
+from simulator.nlex.verify import Verification, unchecked, verify
+from simulator.pipeline.matching import matches
+from simulator.problem import Kind, Problem, TestCase
 
 
 class ExecutorUnavailable(RuntimeError):
     """Real execution was asked for but the runner is not installed/importable."""
 
 
-@dataclass
-class ClaimReport:
-    """What checking one NLEX against a trace found: every claim (as the checker reports it), the
-    first one the real trace contradicts (None when none did), or why nothing could be checked."""
-
-    claims: list[dict[str, Any]] = field(default_factory=list)
-    divergence: dict[str, Any] | None = None
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"claims": self.claims, "divergence": self.divergence, "error": self.error}
-
-
 class Executor(Protocol):
     async def execute(self, program: Program, *, trace: bool) -> ExecutionResult: ...
 
-    def check(self, nlex: str, trace: Any, program: Program) -> ClaimReport: ...
+    def verify(self, nlex: str, result: ExecutionResult, program: Program) -> Verification: ...
 
 
 class LocalExecutor:
-    """Runs programs with ``simulator.execution.run`` and checks claims with ``simulator.nlex``."""
+    """Runs programs with ``simulator.execution.run`` and verifies NLEX with ``simulator.nlex``."""
 
     async def execute(self, program: Program, *, trace: bool) -> ExecutionResult:
         try:
@@ -50,56 +40,51 @@ class LocalExecutor:
             raise ExecutorUnavailable(f"real execution is not available here: {exc}") from exc
         return await asyncio.to_thread(run_program, program, trace=trace)
 
-    def check(self, nlex: str, trace: Any, program: Program) -> ClaimReport:
-        if trace is None:
-            return ClaimReport(error="no trace was recorded")
+    def verify(self, nlex: str, result: ExecutionResult, program: Program) -> Verification:
         try:
-            from simulator.execution.divergence import first_divergence
-            from simulator.nlex import check_text, program_names
-        except ImportError as exc:
-            return ClaimReport(error=f"claim checking is not available here: {exc}")
-        try:
-            result = check_text(nlex, trace, program_names(program.code))
-            return report_from(result, first_divergence(result, trace))
+            return verify(nlex, result.trace, program, status=result.status)
         except Exception as exc:  # a checker bug must not end the run
-            return ClaimReport(error=f"claim checking failed: {type(exc).__name__}: {exc}")
+            return unchecked("error", f"checking the simulation failed: {type(exc).__name__}: {exc}")
 
 
-def report_from(result: Any, divergence: Any) -> ClaimReport:
-    """A ClaimReport from ``simulator.nlex.check.CheckResult`` and ``execution.divergence.Divergence``:
-    each claim as {text, kind, line, verdict, ok (None when unverifiable), step, actual, reason}."""
-    claims = [
-        {
-            "text": v.claim.text,
-            "kind": v.claim.kind,
-            "line": v.claim.line,
-            "verdict": v.verdict,
-            "ok": {"true": True, "false": False}.get(v.verdict),
-            "step": v.step,
-            "actual": v.actual,
-            "reason": v.reason,
-        }
-        for v in result.verdicts
-    ]
-    first = None
-    if divergence is not None:
-        claim = divergence.claim
-        first = {
-            "step": divergence.step,
-            "field": divergence.field,
-            "expected": _plain(divergence.expected),
-            "found": _plain(divergence.found),
-            "claim": claim.text if claim is not None else None,
-            "line": claim.line if claim is not None else None,
-        }
-    return ClaimReport(claims=claims, divergence=first)
+@dataclass(frozen=True)
+class RealRun:
+    """One program really run on one input: its status, its output (as judged: stdout or the call's
+    value repr, with the status appended when it failed), whether that counts as ``expected``, and
+    the verification of the NLEX that simulated it (None when there was none). The ``real`` field of
+    ``verdict`` events and the body of ``execution`` events (docs/events.md)."""
+
+    status: str
+    output: str
+    expected: str | None
+    passed: bool
+    message: str = ""
+    verification: dict[str, Any] | None = None
+    result: ExecutionResult | None = field(default=None, repr=False, compare=False)  # not in events
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("result")
+        return data
 
 
-def _plain(value: Any) -> Any:
-    """JSON-safe: events are plain JSON."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
+async def run_for_real(
+    executor: Executor,
+    kind: Kind,
+    program: Program,
+    expected: str | None,
+    nlex: str | None = None,
+    *,
+    tolerance: float | None = None,
+    trace: bool = True,
+) -> RealRun:
+    """Run ``program`` (traced when there is an NLEX to verify), judge it against ``expected`` and
+    verify ``nlex`` against the real trace."""
+    result = await executor.execute(program, trace=trace or bool(nlex))
+    output = real_output(kind, result)
+    passed = result.status == "ok" and expected is not None and matches(kind, expected, output, tolerance)
+    verification = executor.verify(nlex, result, program).to_dict() if nlex else None
+    return RealRun(result.status, output, expected, passed, result.message, verification, result)
 
 
 def program_for(problem: Problem, code: str, test: TestCase) -> Program:
@@ -109,10 +94,10 @@ def program_for(problem: Problem, code: str, test: TestCase) -> Program:
     return Program(code=code, stdin=test.input)
 
 
-def real_output(problem: Problem, result: ExecutionResult) -> str:
+def real_output(kind: Kind, result: ExecutionResult) -> str:
     """What the program produced, as compared with the expected output (stdout, or the call's value
     repr); a failed run appends its status so the repair prompt shows it."""
-    output = (result.value or "") if problem.kind == "call" else result.stdout
+    output = (result.value or "") if kind == "call" else result.stdout
     if result.status not in ("ok", "wrong_answer"):
         detail = result.message or (
             f"{result.exception.type}: {result.exception.message}" if result.exception else ""

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from simulator.execution.program import Program
 from simulator.llm.client import ChatClient, ChatResult, ModelInfo
 from simulator.llm.errors import (
     LLMError,
@@ -42,7 +43,14 @@ from simulator.llm.errors import (
 )
 from simulator.pipeline import provenance
 from simulator.pipeline.events import Event
-from simulator.pipeline.executor import Executor, ExecutorUnavailable, LocalExecutor, program_for, real_output
+from simulator.pipeline.executor import (
+    Executor,
+    ExecutorUnavailable,
+    LocalExecutor,
+    RealRun,
+    program_for,
+    run_for_real,
+)
 from simulator.pipeline.matching import majority, problem_matches, vote_key
 from simulator.pipeline.selection import best_of
 from simulator.pipeline.settings import Settings
@@ -317,6 +325,13 @@ class _Run(Job):
             totals=self.totals(),
         )
 
+    async def real(self, program: Program, expected: str, nlex: str | None) -> RealRun:
+        """Run ``program`` for real, judge it against ``expected``, verify ``nlex`` (traced only then)."""
+        return await run_for_real(
+            self.executor, self.problem.kind, program, expected, nlex,
+            tolerance=self.problem.float_tolerance, trace=nlex is not None,
+        )  # fmt: skip
+
     # -- 1. solve --------------------------------------------------------------------------------
 
     async def _solve(self) -> dict[int, str]:
@@ -375,18 +390,11 @@ class _Run(Job):
         base = {"candidate": candidate, "test": index, "turn": turn, "expected": test.output}
         if self.settings.oracle:
             async with self.limit:
-                result = await self.executor.execute(program, trace=False)
-            output = real_output(self.problem, result)
-            match = result.status == "ok" and problem_matches(self.problem, test.output, output)
+                real = await self.real(program, test.output, None)
             self.emit(
-                "verdict",
-                **base,
-                source="real",
-                simulated=None,
-                match=match,
-                real={"status": result.status, "output": output, "match": match},
+                "verdict", **base, source="real", simulated=None, match=real.passed, real=real.to_dict()
             )
-            results[candidate][slot] = _Verdict(match, output)
+            results[candidate][slot] = _Verdict(real.passed, real.output)
             return
         labels = {"candidate": candidate, "test": index, "turn": turn}
         async with self.limit:
@@ -401,17 +409,7 @@ class _Run(Job):
             payload["votes"] = tally
         if self.settings.real:
             async with self.limit:
-                result = await self.executor.execute(program, trace=True)
-            output = real_output(self.problem, result)
-            report = self.executor.check(nlex or "", result.trace, program)
-            payload["real"] = {
-                "status": result.status,
-                "output": output,
-                "match": result.status == "ok" and problem_matches(self.problem, test.output, output),
-                "divergence": report.divergence,
-                "claims": len(report.claims),
-                "check_error": report.error,
-            }
+                payload["real"] = (await self.real(program, test.output, nlex or "")).to_dict()
         self.emit("verdict", **payload)
         results[candidate][slot] = _Verdict(match, winner, nlex)
 
@@ -493,24 +491,9 @@ class _Run(Job):
         async def one(index: int, test: TestCase) -> None:
             program = program_for(self.problem, code, test)
             async with self.limit:
-                result = await self.executor.execute(program, trace=True)
-            output = real_output(self.problem, result)
-            ok = result.status == "ok" and problem_matches(self.problem, test.output, output)
-            nlex = nlex_by_test.get(index)
-            report = self.executor.check(nlex, result.trace, program) if nlex else None
-            passed["public" if test.public else "private"] += ok
-            self.emit(
-                "execution",
-                candidate=chosen,
-                test=index,
-                public=test.public,
-                status=result.status,
-                output=output,
-                expected=test.output,
-                passed=ok,
-                message=result.message,
-                divergence=report.divergence if report else None,
-            )
+                real = await self.real(program, test.output, nlex_by_test.get(index))
+            passed["public" if test.public else "private"] += real.passed
+            self.emit("execution", candidate=chosen, test=index, public=test.public, **real.to_dict())
 
         async with asyncio.TaskGroup() as group:
             for index, test in enumerate(self.problem.tests):

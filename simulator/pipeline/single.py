@@ -2,8 +2,8 @@
 ``execsim simulate`` streams. Same events as a run (candidate 0, test 0):
 
 run_started {program, settings, provenance} -> stage simulate -> simulation_delta* -> simulation_done
--> stage execute -> execution {..., predicted, claims, divergence} -> run_finished
-{predicted, real_output, match, divergence, totals}.
+-> stage execute -> execution {..., predicted, verification, trace} -> run_finished
+{predicted, real_output, match, verification, totals}.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 from simulator.execution.program import Program
 from simulator.llm.client import ChatClient
 from simulator.pipeline.events import Event
-from simulator.pipeline.executor import Executor, LocalExecutor
-from simulator.pipeline.matching import majority, matches
+from simulator.pipeline.executor import Executor, LocalExecutor, run_for_real
+from simulator.pipeline.matching import majority
 from simulator.pipeline.run import Job, RunFailure
 from simulator.pipeline.settings import Settings
 from simulator.pipeline.stream import stream_events
@@ -74,36 +74,22 @@ class _Simulation(Job):
 
         started = time.monotonic()
         self.stage("execute", "started", final=True)
-        result = await self.executor.execute(program, trace=True)
-        output = (result.value or "") if kind == "call" else result.stdout
-        match = result.status == "ok" and matches(kind, output, predicted)  # type: ignore[arg-type]
-        report = self.executor.check(nlex, result.trace, program)
+        real = await run_for_real(self.executor, kind, program, predicted, nlex)  # type: ignore[arg-type]
+        result = real.result
+        assert result is not None
         trace = result.trace.to_dict() if hasattr(result.trace, "to_dict") else None
         self.emit(
-            "execution",
-            candidate=0,
-            test=0,
-            public=True,
-            status=result.status,
-            output=output,
-            expected=predicted,
-            passed=match,
-            message=result.message,
-            predicted=predicted,
-            claims=report.claims,
-            divergence=report.divergence,
-            check_error=report.error,
-            trace=trace,
+            "execution", candidate=0, test=0, public=True, predicted=predicted, trace=trace, **real.to_dict()
         )
         self.stage("execute", "finished", final=True, seconds=round(time.monotonic() - started, 3))
         votes: dict[str, Any] = {"votes": tally} if self.settings.sims > 1 else {}
         self.emit(
             "run_finished",
             predicted=predicted,
-            real_output=output,
+            real_output=real.output,
             status=result.status,
-            match=match,
-            divergence=report.divergence,
+            match=real.passed,
+            verification=real.verification,
             exception=asdict(result.exception) if result.exception else None,
             totals=self.totals(),
             **votes,

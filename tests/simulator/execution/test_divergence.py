@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from simulator.execution.divergence import first_divergence
 from simulator.execution.tracer import trace_in_process
-from simulator.nlex.check import check_text
-from simulator.nlex.claims import extract_claims
 
 RIGHT = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
 WRONG = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x * x\n    return total\n"
@@ -31,13 +29,3 @@ def test_a_prefix_diverges_by_length() -> None:
     a = trace_in_process(RIGHT, "f([1, 2])", max_steps=4).trace
     found = first_divergence(a, b)
     assert found is not None and found.field == "length" and found.step == 4
-
-
-def test_claims_against_a_trace() -> None:
-    trace = trace_in_process(RIGHT, "f([1, 2])").trace
-    text = "Line 2: total = 0.\nLine 3: x = 1.\nLine 4: total = 2.\nLine 5: returns 3."
-    found = first_divergence(extract_claims(text), trace)
-    assert found is not None and found.claim is not None
-    assert (found.field, found.found, found.expected) == ("value", "2", "1")
-    assert first_divergence(check_text(text, trace), trace) == found
-    assert first_divergence(check_text("Line 2: total = 0.", trace), trace) is None

@@ -13,8 +13,8 @@ from simulator.execution.program import Program
 from simulator.execution.result import ExceptionInfo, ExecutionResult
 from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer, PipelineScript
+from simulator.nlex.verify import AnswerCheck, ClaimCheck, FirstDivergence, Verification
 from simulator.pipeline.events import Event
-from simulator.pipeline.executor import ClaimReport
 from simulator.pipeline.run import run
 from simulator.pipeline.settings import Settings
 from simulator.problem import Problem
@@ -52,7 +52,8 @@ def perfect_simulator(code: str, what: str) -> str:
 
 
 class ExecutorDouble:
-    """Runs trusted test programs in-process; ``divergence`` is reported for every checked NLEX."""
+    """Runs trusted test programs in-process; every verified NLEX gets ``double_verification`` of
+    ``divergence`` (a first divergence's fields, e.g. {"claimed": "99", "actual": "2"}; None: agrees)."""
 
     def __init__(self, divergence: dict[str, Any] | None = None) -> None:
         self.divergence = divergence
@@ -76,10 +77,22 @@ class ExecutorDouble:
                 message=f"{type(exc).__name__}: {exc}",
             )
 
-    def check(self, nlex: str, trace: Any, program: Program) -> ClaimReport:
+    def verify(self, nlex: str, result: ExecutionResult, program: Program) -> Verification:
         self.checked.append(nlex)
-        claims = [{"text": "a claim", "ok": self.divergence is None}]
-        return ClaimReport(claims=claims, divergence=self.divergence)
+        return double_verification(self.divergence)
+
+
+def double_verification(divergence: dict[str, Any] | None) -> Verification:
+    """A scripted verification (test double): one claim, true, or false with ``divergence``'s fields."""
+    if divergence is None:
+        claim = ClaimCheck("answer", "[ANSWER] 2", 0, 10, "true", claimed="2", actual="2")
+        return Verification("checked", AnswerCheck("true", "2", "2", 0, 10), (claim,))
+    first = {"start": 0, "end": 6, "kind": "value", "text": "n = 99", "step": 1, "claimed": "99",
+             "actual": "2", "sentence": "line 1: the simulation says n is 99; the real run has 2 (step 1)",
+             "line": 1, **divergence}  # fmt: skip
+    claim = ClaimCheck(first["kind"], first["text"], first["start"], first["end"], "false", first["step"],
+                       first["actual"], first["claimed"], first["line"])  # fmt: skip
+    return Verification("checked", AnswerCheck("true", "2", "2"), (claim,), FirstDivergence(**first))
 
 
 def make_client(server: FakeModelServer, **kwargs: Any) -> ChatClient:

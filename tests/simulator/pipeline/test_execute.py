@@ -65,16 +65,17 @@ def test_each_execution_says_what_ran_and_whether_it_passed() -> None:
 
 
 def test_only_the_stored_nlex_of_public_tests_is_checked_against_the_trace() -> None:
-    executor = ExecutorDouble(divergence={"step": 1, "field": "n", "expected": "2", "found": "99"})
+    executor = ExecutorDouble(divergence={"claimed": "99", "actual": "2"})
     events = _events(_programs(), executor)
     by_key = {(e.payload["candidate"], e.payload["turn"], e.payload["test"]): e.payload for e in events[1:-1]}
 
     assert sorted(executor.checked) == sorted(
         ["nlex of 0 on test 0", "nlex of 0 on test 1", "nlex of 1 on test 0", "nlex of the final on test 1"]
     )
-    assert by_key[(0, 0, 0)]["divergence"]["found"] == "99" and by_key[(0, 0, 0)]["claims"] == 1
-    assert by_key[(1, 0, 1)]["divergence"] is None  # no NLEX stored for that test: nothing to check
-    assert by_key[(0, 0, 2)]["divergence"] is None  # private: never simulated
+    first = by_key[(0, 0, 0)]["verification"]["first_divergence"]
+    assert first["claimed"] == "99" and len(by_key[(0, 0, 0)]["verification"]["claims"]) == 1
+    assert by_key[(1, 0, 1)]["verification"] is None  # no NLEX stored for that test: nothing to check
+    assert by_key[(0, 0, 2)]["verification"] is None  # private: never simulated
 
     results = {(r["candidate"], r["turn"]): r for r in events[-1].payload["results"]}
     assert results[(0, 0)] == {
@@ -132,8 +133,9 @@ def test_with_the_real_sandbox_it_finds_where_the_simulation_diverged(sandbox: L
 
     right = by_key[(0, 0)]
     assert right["status"] == "ok" and right["output"] == "4\n" and right["passed"] is True
-    assert right["divergence"]["found"] == "99" and right["divergence"]["expected"] == "2"
-    assert right["claims"] >= 1 and right["check_error"] is None
+    first = right["verification"]["first_divergence"]
+    assert (first["claimed"], first["actual"]) == ("99", "2") and "n is 99" in first["sentence"]
+    assert right["verification"]["status"] == "checked" and not right["verification"]["verified"]
     assert by_key[(0, 2)]["passed"] is True and by_key[(0, 2)]["public"] is False
     crashed = by_key[(1, 1)]
     assert crashed["status"] == "runtime_error" and crashed["passed"] is False

@@ -42,9 +42,9 @@ def test_a_real_run_records_outputs_and_where_the_nlex_went_wrong(executor, monk
     assert events[-1].type == "run_finished"
     verdict = next(e.payload for e in of_type(events, "verdict") if e.payload["test"] == 0)
     assert verdict["match"] is False and verdict["real"]["status"] == "ok"
-    assert verdict["real"]["output"] == "4\n" and verdict["real"]["match"] is True
-    divergence = verdict["real"]["divergence"]
-    assert divergence["found"] == "99" and divergence["expected"] == "2"
+    assert verdict["real"]["output"] == "4\n" and verdict["real"]["passed"] is True
+    divergence = verdict["real"]["verification"]["first_divergence"]
+    assert divergence["claimed"] == "99" and divergence["actual"] == "2"
     assert events[-1].payload["real"] == {
         "passed_public": 2,
         "public_tests": 2,
@@ -56,7 +56,5 @@ def test_a_real_run_records_outputs_and_where_the_nlex_went_wrong(executor, monk
 def test_a_failing_program_reports_its_status_as_output(executor) -> None:
     result = asyncio.run(executor.execute(Program(code="1/0\n", stdin=""), trace=True))
     assert result.status == "runtime_error"
-    report = executor.check(
-        "[THOUGHT] Line 1 runs. [/THOUGHT]", result.trace, Program(code="1/0\n", stdin="")
-    )
-    assert report.error is None
+    checked = executor.verify("[THOUGHT] Line 1 runs. [/THOUGHT]", result, Program(code="1/0\n", stdin=""))
+    assert checked.status == "checked" and checked.answer.verdict == "missing" and not checked.verified

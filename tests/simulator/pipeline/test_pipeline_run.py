@@ -225,20 +225,20 @@ def test_oracle_mode_selects_and_repairs_by_real_execution() -> None:
 
 
 def test_real_mode_records_real_outputs_and_divergences() -> None:
-    divergence = {"claim": "n is 3", "line": 1, "actual": "n = 2"}
+    divergence = {"claimed": "3", "actual": "2"}
     executor = ExecutorDouble(divergence=divergence)
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator)
     events = run_script(script, k=1, turns=0, real=True, seed=0, executor=executor)
     real = of_type(events, "verdict")[0].payload["real"]
-    assert real["status"] == "ok" and real["divergence"] == divergence
-    assert real["output"] == "4\n" and real["match"] is True
+    assert real["status"] == "ok" and real["verification"]["first_divergence"]["claimed"] == "3"
+    assert real["output"] == "4\n" and real["passed"] is True
     executions = [e.payload for e in of_type(events, "execution")]
     assert [(x["test"], x["public"], x["passed"]) for x in sorted(executions, key=lambda x: x["test"])] == [
         (0, True, True),
         (1, True, False),
         (2, False, False),
     ]
-    assert all(x["divergence"] == divergence for x in executions if x["public"])
+    assert all(x["verification"]["first_divergence"]["actual"] == "2" for x in executions if x["public"])
     assert executor.checked and executor.checked[0].startswith("[THOUGHT]")
 
 
