@@ -13,22 +13,38 @@ django_asgi = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.security.websocket import WebsocketDenier  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.core.exceptions import SuspiciousOperation  # noqa: E402
+from django.http import Http404  # noqa: E402
+from django.urls import re_path  # noqa: E402
 
 from webapp import broadcast  # noqa: E402
 from webapp.runs.routing import websocket_urlpatterns  # noqa: E402
+from webapp.security import SameOriginValidator  # noqa: E402
 
-http_app: Any = django_asgi
-if settings.SERVE_STATIC:
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
-    http_app = ASGIStaticFilesHandler(django_asgi)
+class StaticFiles(ASGIStaticFilesHandler):
+    """/static/ in embedded mode; a path that climbs out of the static folders (``%2e%2e/``) is a 404
+    like any missing file, not a 500 (Django's handler catches only Http404)."""
 
+    def serve(self, request: Any) -> Any:
+        try:
+            return super().serve(request)
+        except SuspiciousOperation as exc:
+            raise Http404(str(exc)) from None
+
+
+http_app: Any = StaticFiles(django_asgi) if settings.SERVE_STATIC else django_asgi
+
+# Any other socket path is refused (403: daphne's only answer before accept), not a crash in the router.
+websocket_routes = [*websocket_urlpatterns, re_path(r"", WebsocketDenier.as_asgi())]
 router = ProtocolTypeRouter(
     {
         "http": http_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        # Same origin, port included (webapp.security); channels' validator compared host names only.
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_routes))),
     }
 )
 

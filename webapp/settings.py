@@ -73,6 +73,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Content-Security-Policy on every response (webapp/security.py).
+    "webapp.security.ContentSecurityPolicyMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page (429).
     "axes.middleware.AxesMiddleware",
 ]
