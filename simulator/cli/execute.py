@@ -277,7 +277,7 @@ def steps_text(trace: Any) -> str:
             parts.append(f"printed {step.stdout!r}")
         lines.append("  ".join(parts))
     if trace.truncated:
-        lines.append(f"(stopped recording after {trace.max_steps} steps)")
+        lines.append(f"({trace.truncation})")
     return "\n".join(lines)
 
 

@@ -2,7 +2,9 @@
 
 The record is the ``ExecutionResult`` fields the child itself can know (status, value, exception, trace,
 duration); the worker adds stdout/stderr (it drains them from pipes), peak memory, and the statuses that
-only an outsider can give (timeout, output_limit, killed).
+only an outsider can give (timeout, output_limit, killed). Given a ``StepStream`` (the sandbox's), the
+tracer writes the steps there as it goes and the record's ``trace`` holds only ``Trace.header()``: the
+steps then survive a kill, and are encoded once.
 
 Shapes: ``call`` execs the code untraced, then evaluates the call (compiled as ``"<call>"``), traced when
 asked; ``stdin`` execs the code as ``__main__`` with ``sys.stdin`` reading the given text, traced when asked;
@@ -20,7 +22,7 @@ import time
 import traceback
 from typing import Any
 
-from simulator.execution.trace import DEFAULT_MAX_STEPS
+from simulator.execution.trace import DEFAULT_MAX_STEPS, StepStream
 from simulator.execution.tracer import Tracer, safe_repr
 
 PROGRAM_FILE = "<program>"
@@ -82,15 +84,22 @@ def _status_of(exc: BaseException, in_tests: bool) -> str:
 
 
 def execute(
-    program: dict[str, Any], trace: bool = False, max_steps: int = DEFAULT_MAX_STEPS
+    program: dict[str, Any],
+    trace: bool = False,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    stream: StepStream | None = None,
 ) -> dict[str, Any]:
     """Run ``program`` (a Program as a dict) in this process and return its partial result record.
 
-    Only ever call this in a throwaway process: the program can do anything this process can.
+    With ``stream`` the traced steps go there and ``record["trace"]`` is the trace's header; without, it
+    is the whole trace (``Trace.to_dict``). Only ever call this in a throwaway process: the program can
+    do anything this process can.
     """
     code: str = program["code"]
     record: dict[str, Any] = {"status": "ok", "value": None, "value_type": None, "exception": None}
-    tracer = Tracer(filename=PROGRAM_FILE, max_steps=max_steps, source=code) if trace else None
+    tracer = None
+    if trace:
+        tracer = Tracer(filename=PROGRAM_FILE, max_steps=max_steps, source=code, stream=stream)
     if tracer is not None:
         sys.stdout = _TracedStdout(sys.stdout, tracer)  # type: ignore[assignment]
     shape = (
@@ -132,7 +141,8 @@ def execute(
                     exec(test, namespace)
         finally:
             if tracer is not None:
-                record["trace"] = tracer.stop().to_dict()
+                stopped = tracer.stop()
+                record["trace"] = stopped.to_dict() if stream is None else stopped.header()
     except SystemExit as exc:
         if shape != "stdin" or exc.code not in (None, 0):
             record["status"] = "runtime_error"

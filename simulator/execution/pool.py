@@ -32,7 +32,7 @@ from simulator.compare import outputs_match
 from simulator.execution.program import Program
 from simulator.execution.result import STATUSES, ExceptionInfo, ExecutionResult
 from simulator.execution.sandbox import Limits, SandboxError, worker_command
-from simulator.execution.trace import DEFAULT_MAX_STEPS, Trace
+from simulator.execution.trace import DEFAULT_MAX_STEPS, HEADER_FIELDS, Trace, decode_steps
 from simulator.execution.worker import decode_report, write_message
 
 _PROGRAM_FIELDS = tuple(field.name for field in fields(Program))
@@ -237,7 +237,7 @@ class Pool:
                 message="the sandbox worker died while running this program (it was replaced)",
             )
         self._release(worker)
-        return _result(answer, program.expected_stdout)
+        return _result(answer, program, trace, max_steps)
 
     def run_many(
         self,
@@ -277,13 +277,15 @@ def _program_dict(program: Program) -> dict[str, Any]:
 
 
 _CHILD_STATUSES = frozenset(STATUSES) - {"invalid_input"}
+_MALFORMED = (ValueError, TypeError, KeyError, AttributeError, RecursionError)
 
 
 def _parse_record(data: bytes) -> dict[str, Any] | None:
     """The child's result record, or None when it is cut short or malformed.
 
     The bytes come from the program's own process (it can write to the record's pipe itself), so they are
-    checked before use: a forged record may lie about the program, but must not crash the caller.
+    checked before use: a forged record may lie about the program, but must not crash the caller. Its
+    ``trace``, when there is one, is the trace's header (``Trace.header``): the steps come apart.
     """
     try:
         record = json.loads(data)
@@ -291,22 +293,27 @@ def _parse_record(data: bytes) -> dict[str, Any] | None:
             return None
         exception = record.get("exception")
         record["exception"] = ExceptionInfo(**exception) if exception is not None else None
-        trace = record.get("trace")
-        record["trace"] = Trace.from_dict(trace) if trace is not None else None
+        header = record.get("trace")
+        if header is not None and not (
+            isinstance(header, dict) and all(type(header[k]) is HEADER_FIELDS.get(k) for k in header)
+        ):
+            return None
         for key in ("value", "value_type"):
             if not isinstance(record.get(key), str | None):
                 return None
         if not isinstance(record.get("duration_s", 0.0), int | float):
             return None
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+    except _MALFORMED:
         return None
     return record
 
 
-def _result(report: bytes, expected_stdout: str | None) -> ExecutionResult:
+def _result(report: bytes, program: Program, traced: bool, max_steps: int) -> ExecutionResult:
     """The ExecutionResult from a worker's report: the status the worker gave (timeout, output_limit,
-    killed) or else the child's own record; stdout judged against ``expected_stdout`` when given."""
-    header, (record_bytes, out_bytes, err_bytes) = decode_report(report)
+    killed) or else the child's own record; stdout judged against the program's expected stdout when
+    given. A traced program's trace is its streamed steps, under the record's header, or, when the
+    program was stopped from outside, flagged truncated with the reason."""
+    header, (record_bytes, out_bytes, err_bytes, steps_bytes) = decode_report(report)
     verdict, message = header["verdict"], header["message"]
     record: dict[str, Any] = {}
     if verdict is None:
@@ -315,12 +322,27 @@ def _result(report: bytes, expected_stdout: str | None) -> ExecutionResult:
             verdict, message = "killed", "the program's result record was cut short or malformed"
         else:
             record = parsed
+    trace = None
+    if traced:
+        try:
+            steps = decode_steps(steps_bytes)
+        except _MALFORMED:
+            steps = None
+        if steps is None:  # the program wrote over its steps
+            if verdict is None:
+                verdict, message = "killed", "the program's traced steps were cut short or malformed"
+        elif verdict is not None:
+            reason = "max_steps" if len(steps) >= max_steps else verdict
+            trace = Trace(steps, True, max_steps, program.code, truncated_reason=reason)
+        elif record.get("trace") is not None:
+            trace = Trace(steps=steps, source=program.code, **record["trace"])
     stdout = out_bytes.decode("utf-8", errors="replace")
     exception: ExceptionInfo | None = record.get("exception")
     status = verdict or record["status"]
     if not message and status != "ok" and exception is not None:
         where = f" (line {exception.line})" if exception.line else ""
         message = f"{exception.type}: {exception.message}{where}"[:500]
+    expected_stdout = program.expected_stdout
     if (
         status == "ok"
         and expected_stdout is not None
@@ -339,7 +361,7 @@ def _result(report: bytes, expected_stdout: str | None) -> ExecutionResult:
         duration_s=record.get("duration_s", header["duration_s"]),
         peak_memory_kb=header["peak_memory_kb"],
         message=message,
-        trace=record.get("trace"),
+        trace=trace,
     )
 
 

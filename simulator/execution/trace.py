@@ -2,8 +2,8 @@
 
 JSON schema (``Trace.to_dict``; documented in docs/trace-schema.md):
 
-    {"schema_version": 1, "truncated": bool, "max_steps": int, "source": str, "error": str,
-     "steps": [{"index": int, "event": "call"|"line"|"return"|"exception",
+    {"schema_version": 1, "truncated": bool, "truncated_reason": str, "max_steps": int, "source": str,
+     "error": str, "steps": [{"index": int, "event": "call"|"line"|"return"|"exception",
                 "function": str, "line": int, "depth": int, "frame": int,
                 "changed": {name: {"repr": str, "type": str}},
                 "stdout": str, "value": {"repr": str, "type": str} | null}]}
@@ -23,13 +23,21 @@ Semantics, chosen so that a narrator and a claim checker can both walk the list 
   ``frame`` numbers frame instances 1, 2, ... in the order they were entered (recursion tells apart).
 - A repr longer than the tracer's cap ends with ``TRUNCATION_MARK``; addresses (``at 0x7f...``) are
   normalised to ``at 0x...`` so traces are deterministic.
-- ``truncated`` is true when the step cap stopped recording (the program itself kept running);
-  ``error`` is non-empty when the tracer disabled itself (its own fault, or the program replaced the
-  trace function): the steps before it are still valid.
+- ``truncated`` is true when the trace ends before the program did; ``truncated_reason`` says why:
+  ``max_steps`` (the step cap stopped recording; the program kept running), ``max_size`` (the steps
+  filled their buffer, ``Limits.result_mb``), or the status of a program stopped from outside
+  (``timeout``, ``output_limit``, ``killed``). ``error`` is non-empty when the tracer disabled itself
+  (its own fault, or the program replaced the trace function): the steps before it are still valid.
+
+In the sandbox the steps travel as a ``StepStream``: each step is written, as JSON, into a buffer shared
+with the worker as it is recorded, so a program killed from outside keeps every step recorded before
+the kill.
 """
 
 from __future__ import annotations
 
+import json
+import struct
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -38,6 +46,8 @@ from simulator import SCHEMA_VERSION
 Event = Literal["call", "line", "return", "exception"]
 DEFAULT_MAX_STEPS = 10_000
 TRUNCATION_MARK = "\u2026"
+# The trace-level fields besides the steps and the source (``Trace.header``), and their types.
+HEADER_FIELDS: dict[str, type] = {"truncated": bool, "truncated_reason": str, "max_steps": int, "error": str}
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,36 @@ class Step:
     value: Value | None = None
     frame: int = 0
 
+    def to_dict(self) -> dict[str, Any]:
+        """The step's JSON object (what ``asdict`` gives, built by hand: ~4x cheaper, once a step)."""
+        value = self.value
+        return {
+            "index": self.index,
+            "event": self.event,
+            "function": self.function,
+            "line": self.line,
+            "depth": self.depth,
+            "changed": {name: {"repr": v.repr, "type": v.type} for name, v in self.changed.items()},
+            "stdout": self.stdout,
+            "value": None if value is None else {"repr": value.repr, "type": value.type},
+            "frame": self.frame,
+        }
+
+    @classmethod
+    def from_dict(cls, s: dict[str, Any]) -> Step:
+        value = s.get("value")
+        return cls(
+            index=s["index"],
+            event=s["event"],
+            function=s["function"],
+            line=s["line"],
+            depth=s["depth"],
+            changed={k: Value(**v) for k, v in s.get("changed", {}).items()},
+            stdout=s.get("stdout", ""),
+            value=Value(**value) if value else None,
+            frame=s.get("frame", 0),
+        )
+
 
 @dataclass
 class Trace:
@@ -70,36 +110,42 @@ class Trace:
     max_steps: int = DEFAULT_MAX_STEPS
     source: str = ""
     error: str = ""
+    truncated_reason: str = ""  # "" unless truncated: max_steps, max_size, timeout, output_limit, killed
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, **asdict(self)}
 
+    def header(self) -> dict[str, Any]:
+        """The trace-level fields but the source (``HEADER_FIELDS``): what the sandboxed child reports
+        beside the steps it streamed."""
+        return {name: getattr(self, name) for name in HEADER_FIELDS}
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trace:
-        def value(v: dict[str, str] | None) -> Value | None:
-            return Value(**v) if v else None
-
-        steps = [
-            Step(
-                index=s["index"],
-                event=s["event"],
-                function=s["function"],
-                line=s["line"],
-                depth=s["depth"],
-                changed={k: Value(**v) for k, v in s.get("changed", {}).items()},
-                stdout=s.get("stdout", ""),
-                value=value(s.get("value")),
-                frame=s.get("frame", 0),
-            )
-            for s in data.get("steps", [])
-        ]
+        truncated = data.get("truncated", False)
         return cls(
-            steps=steps,
-            truncated=data.get("truncated", False),
+            steps=[Step.from_dict(s) for s in data.get("steps", [])],
+            truncated=truncated,
             max_steps=data.get("max_steps", DEFAULT_MAX_STEPS),
             source=data.get("source", ""),
             error=data.get("error", ""),
+            # traces from before the field was added were truncated only by the step cap
+            truncated_reason=data.get("truncated_reason", "max_steps" if truncated else ""),
         )
+
+    @property
+    def truncation(self) -> str:
+        """Why the trace ends before the program did, in words ("" when it does not)."""
+        if not self.truncated:
+            return ""
+        why = {
+            "max_steps": f"at {self.max_steps} steps (the step cap; the program ran on untraced)",
+            "max_size": "when the steps filled their buffer (the program ran on untraced)",
+            "timeout": "when the program was stopped at its time limit",
+            "output_limit": "when the program was stopped for its output",
+            "killed": "when the program died",
+        }
+        return "truncated " + why.get(self.truncated_reason, f"({self.truncated_reason or 'unknown'})")
 
     @property
     def stdout(self) -> str:
@@ -120,7 +166,58 @@ class Trace:
                 parts.append(f"stdout {step.stdout!r}")
             lines.append("  ".join(parts))
         if self.truncated:
-            lines.append(f"(truncated at {self.max_steps} steps)")
+            lines.append(f"({self.truncation})")
         if self.error:
             lines.append(f"(tracer stopped: {self.error})")
         return "\n".join(lines) + "\n"
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+class StepStream:
+    """Steps written one by one into a shared buffer, so that they outlive a process killed mid-run.
+
+    Layout: an 8-byte little-endian length, then that many bytes of step JSON objects, each followed by
+    a comma. The length is updated after each step's bytes are in place, so a reader that comes after
+    the writer died (the worker, once it reaped the child) sees whole steps only. ``write`` and
+    ``replace_last`` return False when the step does not fit; the buffer is then as it was.
+    """
+
+    LENGTH = struct.Struct("<Q")
+
+    def __init__(self, buffer: Any) -> None:
+        self.buffer = buffer  # a writable buffer: an mmap of the worker's memfd, a bytearray in tests
+        self.end = self.last = self.LENGTH.size  # where the next step goes; where the last one starts
+        self.LENGTH.pack_into(buffer, 0, 0)
+
+    def write(self, step: Step) -> bool:
+        data = _ENCODER.encode(step.to_dict()).encode() + b","
+        start, end = self.end, self.end + len(data)
+        if end > len(self.buffer):
+            return False
+        self.buffer[start:end] = data
+        self.LENGTH.pack_into(self.buffer, 0, end - self.LENGTH.size)
+        self.last, self.end = start, end
+        return True
+
+    def replace_last(self, step: Step) -> bool:
+        """Write the last step again (the tracer gave it the text printed after it). The length drops
+        it first, so a writer killed midway leaves the steps before it, never a half-written one."""
+        end, self.end = self.end, self.last
+        self.LENGTH.pack_into(self.buffer, 0, self.last - self.LENGTH.size)
+        if self.write(step):
+            return True
+        self.end = end
+        self.LENGTH.pack_into(self.buffer, 0, end - self.LENGTH.size)
+        return False
+
+
+def decode_steps(data: bytes) -> list[Step]:
+    """The steps in a ``StepStream``'s bytes (after its length). Raises ValueError, TypeError, KeyError,
+    AttributeError or RecursionError on bytes that are not such steps (the program can write there)."""
+    if not data:
+        return []
+    if not data.endswith(b","):
+        raise ValueError("the steps do not end with a comma")
+    return [Step.from_dict(s) for s in json.loads(b"[" + data[:-1] + b"]")]

@@ -9,7 +9,9 @@ The sandboxed harness runs it inside the child process::
     finally:
         trace = tracer.stop()
 
-and calls ``tracer.note_stdout(text)`` whenever the program writes to stdout.
+and calls ``tracer.note_stdout(text)`` whenever the program writes to stdout. Given a ``StepStream``
+(trace.py), the tracer also writes each step there as it records it, so a program killed from
+outside keeps every step recorded before.
 
 Cost matters (a do-nothing settrace is ~4.5x, repr of every local on every line ~80x), so the hot path:
 frames of other files are refused at their ``call`` event (no line events there at all); on each line only
@@ -30,7 +32,7 @@ from opcode import opmap
 from types import BuiltinFunctionType, FrameType, FunctionType, ModuleType
 from typing import Any
 
-from simulator.execution.trace import DEFAULT_MAX_STEPS, TRUNCATION_MARK, Step, Trace, Value
+from simulator.execution.trace import DEFAULT_MAX_STEPS, TRUNCATION_MARK, Step, StepStream, Trace, Value
 
 DEFAULT_MAX_REPR = 1000
 _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+")
@@ -92,6 +94,7 @@ class Tracer:
         max_steps: int = DEFAULT_MAX_STEPS,
         source: str = "",
         max_repr: int = DEFAULT_MAX_REPR,
+        stream: StepStream | None = None,
     ) -> None:
         self.filename = filename
         self.max_steps = max_steps
@@ -99,7 +102,9 @@ class Tracer:
         self.max_repr = max_repr
         self.steps: list[Step] = []
         self.truncated = False
+        self.truncated_reason = ""
         self.error = ""
+        self._stream = stream
         self._active = False
         self._previous: Any = None
         self._pending_stdout: list[str] = []
@@ -120,11 +125,7 @@ class Tracer:
         """Uninstall (restoring the previous trace function) and return what was recorded."""
         if self._active and sys.gettrace() != self._trace_fn and not self.error:
             self.error = REPLACED
-        self._active = False
-        sys.settrace(self._previous)
-        if self._pending_stdout and self.steps:
-            self.steps[-1].stdout += "".join(self._pending_stdout)
-        self._pending_stdout = []
+        self._disable()
         self._frames.clear()
         return Trace(
             steps=self.steps,
@@ -132,6 +133,7 @@ class Tracer:
             max_steps=self.max_steps,
             source=self.source,
             error=self.error,
+            truncated_reason=self.truncated_reason,
         )
 
     def note_stdout(self, text: str) -> None:
@@ -206,8 +208,7 @@ class Tracer:
 
     def _record(self, frame: FrameType, event: str, state: list[Any], value: Value | None) -> None:
         if len(self.steps) >= self.max_steps:
-            self.truncated = True
-            self._disable()
+            self._truncate("max_steps")
             return
         known: dict[str, tuple[Any, Value]] = state[2]
         changed: dict[str, Value] = {}
@@ -226,23 +227,37 @@ class Tracer:
         if self._pending_stdout:
             stdout = "".join(self._pending_stdout)
             self._pending_stdout = []
-        self.steps.append(
-            Step(
-                index=len(self.steps),
-                event=event,  # type: ignore[arg-type]
-                function=frame.f_code.co_name,
-                line=frame.f_lineno,
-                depth=state[1],
-                changed=changed,
-                stdout=stdout,
-                value=value,
-                frame=state[0],
-            )
+        step = Step(
+            index=len(self.steps),
+            event=event,  # type: ignore[arg-type]
+            function=frame.f_code.co_name,
+            line=frame.f_lineno,
+            depth=state[1],
+            changed=changed,
+            stdout=stdout,
+            value=value,
+            frame=state[0],
         )
+        if self._stream is not None and not self._stream.write(step):
+            self._truncate("max_size")  # the step did not fit: it is not part of the trace
+            return
+        self.steps.append(step)
+
+    def _truncate(self, reason: str) -> None:
+        self.truncated = True
+        self.truncated_reason = reason
+        self._disable()
 
     def _disable(self) -> None:
+        """Stop recording for good: uninstall, and give the last step the text printed since (in the
+        stream too, where it is written again; if it no longer fits, the stream keeps it as it was)."""
         self._active = False
         sys.settrace(self._previous)
+        if self._pending_stdout and self.steps:
+            self.steps[-1].stdout += "".join(self._pending_stdout)
+            if self._stream is not None:
+                self._stream.replace_last(self.steps[-1])
+        self._pending_stdout = []
 
     def _fail(self, exc: BaseException) -> None:
         self.error = f"tracer error: {type(exc).__name__}: {exc}"

@@ -5,18 +5,25 @@ hand. It speaks length-prefixed messages (4-byte big-endian length) on its stdin
 ``{"ready": true, "uid": ..., "pid": ...}`` (UTF-8 JSON), then one report per request
 ``{"program": {...}, "trace": bool, "max_steps": int}`` (JSON). A report is what the worker saw, raw
 (``encode_report``): a JSON header (the status only the worker can give, if any, and its message; wall
-time; peak memory; truncation flags) and, as bytes, the child's own result record, its stdout and its
-stderr. The pool parses and judges them (pool.py), so the worker, whose every page written after a
-fork is a copy-on-write fault, does as little per program as it can.
+time; peak memory; truncation flags) and, as bytes, the child's own result record, its stdout, its
+stderr and its traced steps. The pool parses and judges them (pool.py), so the worker, whose every page
+written after a fork is a copy-on-write fault, does as little per program as it can.
+
+A traced child writes its steps, as they are recorded, into a memfd the worker made once (sealed at
+``Limits.result_mb``, so no program can shrink it under the next one) and maps it as a ``StepStream``
+(trace.py); the worker reads it after the child is gone, whatever ended it. So a program killed for its
+wall clock or its output keeps the steps it had, and no step costs a system call or a wake-up of the
+worker. The bytes are the program's to forge, like its record: the pool checks them.
 
 The worker installs the seccomp filter (seccomp.py) in itself once, before its first fork, so every
 child inherits it, and makes the program's three text streams once (``_child_streams``). Per program
 the worker: makes a fresh working directory under /tmp and a memfd holding the given stdin; forks a
-child that points fds 0-3 at that memfd and at its pipes, sets rlimits, seeds ``random`` and runs the
-harness; drains the pipes with caps under the wall clock (poll on the pipes and a pidfd); reaps the
-child (its rusage gives the peak memory); kills every other process left in the sandbox (the worker
-is their subreaper); empties /tmp and /dev/shm, whatever the program did to its folders, but for the
-folders bwrap made there (``_take_skeleton``: a data directory masked under /tmp), which it keeps as made.
+child that points fds 0-3 at that memfd and at its pipes (fd 4 at the steps memfd), sets rlimits,
+seeds ``random`` and runs the harness; drains the pipes with caps under the wall clock (poll on the
+pipes and a pidfd); reaps the child (its rusage gives the peak memory); kills every other process
+left in the sandbox (the worker is their subreaper); empties /tmp and /dev/shm, whatever the program
+did to its folders, but for the folders bwrap made there (``_take_skeleton``: a data directory masked
+under /tmp), which it keeps as made; reads the steps a traced child streamed.
 
 A fork costs far more than the child's own work: every page the child or the worker writes afterwards
 is copied on a fault. So the worker keeps what it imports small and does what it can once, before
@@ -26,8 +33,10 @@ the first fork, rather than in every child.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import math
+import mmap
 import os
 import random
 import resource
@@ -39,8 +48,10 @@ import time
 from typing import Any, BinaryIO, TextIO
 
 from simulator.execution import harness  # here, not in the child: an import there cost ~45 us a program
+from simulator.execution.trace import StepStream
 
 _HEADER = struct.Struct(">I")
+_STEPS_FD = 4  # in the child: the steps memfd
 # Made once: json.dumps with separators makes a JSONEncoder on every call, in the worker and in each child.
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 _PR_SET_DUMPABLE = 4
@@ -61,8 +72,8 @@ def write_message(stream: BinaryIO, message: dict[str, Any]) -> None:
     stream.flush()
 
 
-def encode_report(header: dict[str, Any], blobs: tuple[bytes, bytes, bytes]) -> bytes:
-    """A report's body: the JSON header, a newline, then the blobs (record, stdout, stderr) raw."""
+def encode_report(header: dict[str, Any], blobs: tuple[bytes, bytes, bytes, bytes]) -> bytes:
+    """A report's body: the JSON header, a newline, then the blobs (record, stdout, stderr, steps) raw."""
     header["sizes"] = [len(blob) for blob in blobs]
     return _ENCODER.encode(header).encode() + b"\n" + b"".join(blobs)
 
@@ -114,19 +125,20 @@ class _Capture:
 def _child(
     request: dict[str, Any],
     limits: dict[str, int],
-    fds: tuple[int, int, int, int],
+    fds: tuple[int, int, int, int, int],
     workdir: str,
     streams: tuple[TextIO, TextIO, TextIO],
 ) -> None:
     """In the forked child: confine this process, run the harness, write the record to fd 3. Never returns."""
     code = 70
     try:
-        stdin_fd, out_w, err_w, res_w = fds
+        stdin_fd, out_w, err_w, res_w, steps_fd = fds
         os.dup2(stdin_fd, 0)
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.dup2(res_w, 3)
-        os.closerange(4, 1 << 16)
+        os.dup2(steps_fd, _STEPS_FD)
+        os.closerange(_STEPS_FD + 1, 1 << 16)
         os.chdir(workdir)
         timeout = float(request["program"].get("timeout_s", 3.0))
         cpu = max(1, math.ceil(timeout))
@@ -143,7 +155,9 @@ def _child(
             resource.setrlimit(which, value)
         random.seed(0)
         sys.stdin, sys.stdout, sys.stderr = streams
-        record = harness.execute(request["program"], request.get("trace", False), request["max_steps"])
+        trace = request.get("trace", False)
+        stream = StepStream(mmap.mmap(_STEPS_FD, limits["result_mb"] * mb)) if trace else None
+        record = harness.execute(request["program"], trace, request["max_steps"], stream)
         view = memoryview(_ENCODER.encode(record).encode())
         while view:
             view = view[os.write(3, view) :]
@@ -350,9 +364,36 @@ def _stdin_memfd(text: str | None) -> int:
     return fd
 
 
-def run_one(request: dict[str, Any], limits: dict[str, int], streams: tuple[TextIO, TextIO, TextIO]) -> bytes:
+def steps_memfd(size: int) -> int:
+    """The memfd a traced child streams its steps into: ``size`` bytes, sealed at that size (a program
+    that could shrink it would make the next program's writes fault)."""
+    fd = os.memfd_create("steps", os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, size)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+    return fd
+
+
+def _read_steps(fd: int) -> bytes:
+    """The steps a child streamed into the memfd ``fd`` (its length field clipped to the memfd's size)."""
+    length = StepStream.LENGTH
+    (size,) = length.unpack(os.pread(fd, length.size, 0))
+    size = min(size, os.fstat(fd).st_size - length.size)
+    chunks, offset = [], length.size
+    while size > 0:
+        data = os.pread(fd, min(size, 1 << 24), offset)
+        if not data:
+            break
+        chunks.append(data)
+        offset += len(data)
+        size -= len(data)
+    return b"".join(chunks)
+
+
+def run_one(
+    request: dict[str, Any], limits: dict[str, int], streams: tuple[TextIO, TextIO, TextIO], steps_fd: int
+) -> bytes:
     """Fork a child for one program, supervise it, clean the sandbox up after it, and return the
-    report (``encode_report``)."""
+    report (``encode_report``). ``steps_fd`` is the steps memfd (``steps_memfd``), reused."""
     if not in_sandbox():  # it forks unconfined code and its cleanups would hit the host
         raise RuntimeError("the worker only runs inside its sandbox")
     program = request["program"]
@@ -363,10 +404,13 @@ def run_one(request: dict[str, Any], limits: dict[str, int], streams: tuple[Text
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     res_r, res_w = os.pipe()
+    traced = bool(request.get("trace", False))
+    if traced:  # no steps yet: what the previous program left there is not this one's
+        os.pwrite(steps_fd, bytes(StepStream.LENGTH.size), 0)
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _child(request, limits, (stdin_fd, out_w, err_w, res_w), workdir, streams)
+        _child(request, limits, (stdin_fd, out_w, err_w, res_w, steps_fd), workdir, streams)
     for fd in (stdin_fd, out_w, err_w, res_w):
         os.close(fd)
     pidfd = os.pidfd_open(pid)
@@ -418,6 +462,7 @@ def run_one(request: dict[str, Any], limits: dict[str, int], streams: tuple[Text
         os.close(fd)
     _kill_everything_else()
     _empty_tmp()
+    steps = _read_steps(steps_fd) if traced else b""  # nothing of the program's can write there now
 
     out, err, res = captures[out_r], captures[err_r], captures[res_r]
     if verdict is None and not res.size:  # no record: how the child ended is the status
@@ -441,7 +486,7 @@ def run_one(request: dict[str, Any], limits: dict[str, int], streams: tuple[Text
         "stdout_truncated": out.over,
         "stderr_truncated": err.over,
     }
-    return encode_report(header, (res.data() if verdict is None else b"", out.data(), err.data()))
+    return encode_report(header, (res.data() if verdict is None else b"", out.data(), err.data(), steps))
 
 
 def _prctl(option: int, value: int) -> None:
@@ -467,11 +512,12 @@ def main() -> None:
     from simulator.execution import seccomp
 
     streams = _child_streams()
+    steps_fd = steps_memfd(limits["result_mb"] * 1024 * 1024)
     _take_skeleton()
     seccomp.install()  # once, before any fork: every child inherits it (and cannot remove it)
     write_message(responses, {"ready": True, "uid": os.getuid(), "pid": os.getpid()})
     while (request := read_message(requests)) is not None:
-        report = run_one(request, limits, streams)
+        report = run_one(request, limits, streams, steps_fd)
         responses.write(_HEADER.pack(len(report)) + report)
         responses.flush()
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from simulator.execution.trace import TRUNCATION_MARK, Trace
-from simulator.execution.tracer import REPLACED, Tracer, safe_repr, trace_in_process
+from simulator.execution.trace import TRUNCATION_MARK, StepStream, Trace, decode_steps
+from simulator.execution.tracer import REPLACED, Tracer, _TeeStdout, safe_repr, trace_in_process
 
 
 def test_it_records_call_lines_changes_and_return() -> None:
@@ -240,3 +240,40 @@ def test_a_whole_script_is_traced_at_depth_zero_with_stdin() -> None:
     assert {s.depth for s in run.trace.steps} == {0}
     assert run.trace.steps[2].changed == {"n": run.trace.steps[2].changed["n"]}
     assert run.trace.steps[2].changed["n"].repr == "2"
+
+
+def _streamed(code: str, call: str, size: int, max_steps: int = 10_000) -> tuple[Trace, list]:
+    """Trace ``call`` with a StepStream over a ``size``-byte buffer: the trace, and the streamed steps."""
+    buffer = bytearray(size)
+    tracer = Tracer(max_steps=max_steps, source=code, stream=StepStream(buffer))
+    namespace: dict = {}
+    exec(compile(code, "<program>", "exec"), namespace)
+    saved, sys.stdout = sys.stdout, _TeeStdout(tracer)
+    tracer.start()
+    try:
+        eval(compile(call, "<call>", "eval"), namespace)
+    finally:
+        trace = tracer.stop()
+        sys.stdout = saved
+    (length,) = StepStream.LENGTH.unpack_from(buffer)
+    return trace, decode_steps(bytes(buffer[8 : 8 + length]))
+
+
+LOOPING = "def f(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n"
+
+
+def test_every_step_is_streamed_as_recorded() -> None:
+    trace, streamed = _streamed(LOOPING, "f(5)", 1 << 20)
+    assert streamed == trace.steps and not trace.truncated
+    printing = "def f(n):\n    print(n)\n"  # the last step gets the text printed after it, streamed too
+    trace, streamed = _streamed(printing, "f(7)", 1 << 20)
+    assert streamed == trace.steps and streamed[-1].stdout == "7\n"
+    capped, streamed = _streamed(LOOPING, "f(500)", 1 << 20, max_steps=30)
+    assert streamed == capped.steps and len(streamed) == 30 and capped.truncated_reason == "max_steps"
+
+
+def test_a_full_stream_truncates_the_trace_and_the_program_runs_on() -> None:
+    trace, streamed = _streamed(LOOPING, "f(500)", 4096)
+    assert trace.truncated and trace.truncated_reason == "max_size"
+    assert streamed == trace.steps and 10 < len(streamed) < 100
+    assert "filled their buffer" in trace.render()
