@@ -12,7 +12,13 @@ import importlib
 import sys
 from importlib.metadata import entry_points
 
-BUILTIN = ["simulator.cli.execute", "simulator.cli.model", "simulator.cli.solve", "simulator.cli.evaluate"]
+BUILTIN = [
+    "simulator.cli.execute",
+    "simulator.cli.check",
+    "simulator.cli.model",
+    "simulator.cli.solve",
+    "simulator.cli.evaluate",
+]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SANDBOX = 0, 1, 2, 3
 

@@ -27,9 +27,11 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 
 from simulator.cli import EXIT_FAILED, EXIT_OK, UsageError
+from simulator.cli.check import report
 from simulator.cli.execute import check_parses
 from simulator.execution.program import Program
 from simulator.llm.client import ChatClient
+from simulator.nlex.verify import Verification
 from simulator.pipeline.events import Event
 from simulator.pipeline.run import run
 from simulator.pipeline.settings import Settings, SettingsError
@@ -255,8 +257,8 @@ class _SolvePrinter(_RichPrinter):
             mark = "[green]pass[/]" if p["passed"] else "[red]fail[/]"
             where = "public" if p["public"] else "private"
             line = f"real run · test {p['test']} ({where}): {mark} {p['status']}"
-            if p.get("divergence"):
-                line += f" · simulation diverged: {_short(p['divergence'])}"
+            if p.get("verification"):
+                line += f" · simulation {_short(p['verification']['summary'], 200)}"
             self.out.print(line)
         elif kind == "run_finished":
             self.status.stop()
@@ -296,8 +298,8 @@ class _SolvePrinter(_RichPrinter):
         real = p.get("real")
         if real and p["source"] == "simulated":
             line += f" · real {real['status']} {_short(real['output'])}"
-            if real.get("divergence"):
-                line += f" · diverged: {_short(real['divergence'])}"
+            if real.get("verification"):
+                line += f" · simulation {_short(real['verification']['summary'], 200)}"
         return line
 
     def _repair(self, p: dict[str, Any]) -> None:
@@ -332,14 +334,9 @@ class _SimulatePrinter(_RichPrinter):
             self.out.print(
                 f"[bold]real run[/]: {p['status']} {_short(p['output'], 200)} {escape(p['message'] or '')}"
             )
-            for claim in p["claims"]:
-                ok = claim.get("ok")
-                mark = "[green]✓[/]" if ok else ("[red]✗[/]" if ok is False else "?")
-                self.out.print(f"  {mark} {_short(claim.get('text', claim), 160)}")
-            if p.get("check_error"):
-                self.out.print(f"[yellow]claims not checked: {escape(p['check_error'])}[/]")
-            if p.get("divergence"):
-                self.out.print(f"[red]first divergence[/]: {_short(p['divergence'], 300)}")
+            verification = p.get("verification")
+            if verification:
+                self.out.print(report(Verification.from_dict(verification)), markup=False)
         elif event.type == "run_finished":
             verdict = "[green]matches[/]" if p["match"] else "[red]differs from[/]"
             self.out.print(f"the prediction {verdict} the real output")

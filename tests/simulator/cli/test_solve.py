@@ -151,9 +151,14 @@ def test_simulate_streams_the_nlex_and_checks_it_against_the_real_trace(
     if execution["status"] != "ok":
         pytest.skip(f"the sandbox cannot run here: {execution['message']}")
     assert execution["output"] == "6" and execution["predicted"] == "7"
-    verdicts = {c["text"]: c["verdict"] for c in execution["claims"]}
+    verification = execution["verification"]
+    verdicts = {c["text"]: c["verdict"] for c in verification["claims"]}
     assert verdicts["x = 3"] == "true" and verdicts["y = 7"] == "false"
-    assert execution["divergence"]["found"] == "7" and execution["divergence"]["expected"] == "6"
+    assert (
+        verification["first_divergence"]["claimed"] == "7"
+        and verification["first_divergence"]["actual"] == "6"
+    )
+    assert verification["answer"]["verdict"] == "false" and verification["verified"] is False
     assert events[-1]["type"] == "run_finished" and events[-1]["payload"]["match"] is False
 
 
