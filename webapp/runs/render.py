@@ -16,6 +16,7 @@ from django.template.loader import render_to_string
 from django.utils.html import escape
 
 from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
+from webapp.runs.privacy import hidden_tests
 from webapp.runs.views_context import run_context, sim_dom, verdict_dom
 
 
@@ -111,8 +112,13 @@ def _parts(run: Run | Any, event: dict[str, Any]) -> list[Part]:
             run=run, candidate=p["candidate"], turn=p.get("turn") or 0, test=p["test"]
         ).first()
         if execution:
+            # the owner's message goes to the run's owner (and staff), who may not own the problem
+            hidden = {False: hidden_tests(run, run.user), True: hidden_tests(run, None)}
             parts.append(
-                render_to_string("runs/fragments/execution_row.html", {"x": execution, "append": True})
+                lambda readonly: render_to_string(
+                    "runs/fragments/execution_row.html",
+                    {"x": execution, "append": True, "hidden_tests": hidden[readonly]},
+                )
             )
     ctx: dict[str, Any] | None = None
     if type_ == "stage" and p.get("rerun"):  # "Run for real" (webapp.runs.real)

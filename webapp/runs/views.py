@@ -22,7 +22,7 @@ from webapp.limits import LimitExceeded, check_can_start_run
 from webapp.problems.forms import SolveForm
 from webapp.problems.models import Problem
 from webapp.runs import cancel as cancel_signal
-from webapp.runs import real, runner
+from webapp.runs import privacy, real, runner
 from webapp.runs.forms import SimulateForm
 from webapp.runs.models import Run
 from webapp.runs.pipeline import build_settings
@@ -112,6 +112,7 @@ def _run_page(request: HttpRequest, run: Run, *, readonly: bool) -> HttpResponse
     query = f"?last_seq={run.last_seq}" + (f"&token={run.share_token}" if readonly else "")
     context["ws_url"] = f"/ws/runs/{run.id}/{query}"
     context["share_url"] = request.build_absolute_uri(reverse("runs:share", args=[run.share_token]))
+    context["hidden_tests"] = privacy.hidden_tests(run, None if readonly else request.user)
     return render(request, "runs/detail.html", context)
 
 
@@ -149,6 +150,9 @@ def run_retry(request: HttpRequest, run_id: Any) -> HttpResponse:
     if old.status not in DONE_STATUSES:
         messages.error(request, "Only an ended run can be retried.")
         return redirect("runs:detail", run_id=old.id)
+    if not privacy.may_start_work(old, request.user):
+        messages.error(request, "Not retried: the problem is no longer visible to you.")
+        return redirect("runs:detail", run_id=old.id)
     try:
         check_can_start_run(request.user)
     except LimitExceeded as exc:
@@ -177,6 +181,8 @@ def run_real(request: HttpRequest, run_id: Any) -> HttpResponse:
     run = _get_run_for_user(request, run_id)
     if run.kind != "solve":
         messages.error(request, "Only a solve run has candidates to run for real.")
+    elif not privacy.may_start_work(run, request.user):
+        messages.error(request, "Not run: the problem is no longer visible to you.")
     elif not real.request(run.id):
         messages.info(request, "A real execution of this run is already under way.")
     else:
@@ -186,12 +192,14 @@ def run_real(request: HttpRequest, run_id: Any) -> HttpResponse:
     return redirect("runs:detail", run_id=run.id)
 
 
-def _export(run: Run) -> dict[str, Any]:
+def _export(run: Run, viewer: Any) -> dict[str, Any]:
+    """The run as JSON, showing ``viewer`` (None: a share-link reader) only the tests they may see."""
+    hidden = privacy.hidden_tests(run, viewer)
     return {
         "id": str(run.id),
         "kind": run.kind,
         "status": run.status,
-        "problem": run.core_problem().to_dict(),
+        "problem": privacy.problem_for(run.core_problem().to_dict(), hidden),
         "code": run.code or None,
         "input": run.code_input or None,
         "settings": run.settings,
@@ -202,20 +210,20 @@ def _export(run: Run) -> dict[str, Any]:
         "final": {"candidate": run.final_candidate, "code": run.final_code},
         "error": run.error,
         "created_at": run.created_at.isoformat(),
-        "events": [e.as_event_dict() for e in run.events.all()],
+        "events": [privacy.event_for(e.as_event_dict(), hidden) for e in run.events.all()],
     }
 
 
 @require_GET
 def run_export(request: HttpRequest, run_id: Any) -> HttpResponse:
     token = request.GET.get("token")
-    if token:
-        run = get_object_or_404(Run, id=run_id, share_token=token)
+    if token:  # a share link shows what a visitor may see, whoever opens it
+        run, viewer = get_object_or_404(Run, id=run_id, share_token=token), None
     elif request.user.is_authenticated:
-        run = _get_run_for_user(request, run_id)
+        run, viewer = _get_run_for_user(request, run_id), request.user
     else:
         return redirect(f"{reverse('login')}?next={request.path}")
-    response = JsonResponse(_export(run), json_dumps_params={"ensure_ascii": False, "indent": 1})
+    response = JsonResponse(_export(run, viewer), json_dumps_params={"ensure_ascii": False, "indent": 1})
     response["Content-Disposition"] = f'attachment; filename="run-{run.id}.json"'
     return response
 

@@ -1,0 +1,78 @@
+"""Who may see which of a run's tests: the one answer for the run page, its live fragments, its share
+link, its export, and for starting new work on a run (retry, Run for real).
+
+A problem's private tests (input, expected output, and what a program printed or returned on them) are
+for the problem's owner and staff. A run's owner may be someone else (bob's run on alice's public
+problem): he sees the public tests and, of the private ones, only that they exist and whether each
+passed. A share link shows what a visitor may see, whoever opens it: the public tests only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webapp.accounts.roles import is_staff
+from webapp.problems.models import Problem
+from webapp.runs.models import Run
+
+# What an event about a hidden test keeps: which test and program it is about, and how it ended.
+_KEPT = frozenset({"candidate", "test", "turn", "sample", "public", "status", "passed", "match", "source"})
+
+
+def sees_private_tests(run: Run, viewer: Any) -> bool:
+    """Whether ``viewer`` (a user; None for a share-link reader) may see the private tests of
+    ``run``'s problem: its owner and staff. A pasted program's run has no private test."""
+    if run.problem_id is None:
+        return True
+    if viewer is None or not viewer.is_authenticated:
+        return False
+    return is_staff(viewer) or run.problem.owner_id == viewer.pk
+
+
+def hidden_tests(run: Run, viewer: Any) -> frozenset[int]:
+    """The indices (into all the problem's tests, as in the events) of the tests ``viewer`` may not
+    see: the private ones, unless ``sees_private_tests``."""
+    if sees_private_tests(run, viewer):
+        return frozenset()
+    return frozenset(i for i, test in enumerate(run.core_problem().tests) if not test.public)
+
+
+def may_see_test(run: Run, viewer: Any, index: int) -> bool:
+    """May ``viewer`` see test ``index`` of ``run`` (its input, expected output, outputs on it)?"""
+    return index not in hidden_tests(run, viewer)
+
+
+def problem_for(problem: dict[str, Any], hidden: frozenset[int]) -> dict[str, Any]:
+    """A problem's JSON form (``simulator.problem.Problem.to_dict``) with the hidden tests' input and
+    output blanked to None; they stay in place so that test numbers keep their meaning."""
+    tests = [
+        {"input": None, "output": None, "public": False} if i in hidden else test
+        for i, test in enumerate(problem.get("tests") or [])
+    ]
+    return {**problem, "tests": tests}
+
+
+def event_for(event: dict[str, Any], hidden: frozenset[int]) -> dict[str, Any]:
+    """An event (``RunEvent.as_event_dict``) as a viewer who may not see ``hidden`` reads it: the
+    ``run_started`` problem redacted; an event about a hidden test keeps only which test and program
+    it is about, its status and whether it passed or matched (``redacted: true`` says so)."""
+    if not hidden:
+        return event
+    payload = event["payload"]
+    if isinstance(payload.get("problem"), dict):
+        payload = {**payload, "problem": problem_for(payload["problem"], hidden)}
+    elif payload.get("test") in hidden:
+        kept = {k: v for k, v in payload.items() if k in _KEPT}
+        if isinstance(payload.get("real"), dict):
+            kept["real"] = {k: v for k, v in payload["real"].items() if k in _KEPT}
+        payload = {**kept, "redacted": True}
+    return {**event, "payload": payload}
+
+
+def may_start_work(run: Run, user: Any) -> bool:
+    """Whether ``user`` may start new work on ``run``'s problem (retry it, run it for real): only while
+    the problem is still visible to them. A problem made private since is not run again for a user
+    who may no longer see it; what the run already shows stays readable (redacted as above)."""
+    if run.problem_id is None:
+        return True
+    return Problem.objects.visible_to(user).filter(pk=run.problem_id).exists()
