@@ -13,6 +13,15 @@ and calls ``tracer.note_stdout(text)`` whenever the program writes to stdout. Gi
 (trace.py), the tracer also writes each step there as it records it, so a program killed from
 outside keeps every step recorded before.
 
+Objects: a local bound to a list, tuple, dict, set or an instance of a class defined in Python gets a
+number (``Step.refs``) and its structured view (``Step.heap``) whenever the view is new or changed, so
+a viewer can draw frames and heap objects with arrows and show aliasing. Views are capped
+(``HEAP_ITEMS`` items, ``HEAP_DEPTH`` levels below a local, ``HEAP_OBJECTS`` numbered objects a trace);
+they are read through the builtin types' own methods (a subclass's ``__iter__`` or ``__getattr__``
+never runs), and a numbered object is kept alive until the trace ends so that its number is never
+reused. A view is rebuilt only when the local's repr changed, its binding changed, or it holds an
+instance (whose repr does not show its attributes).
+
 Cost matters (a do-nothing settrace is ~4.5x, repr of every local on every line ~80x), so the hot path:
 frames of other files are refused at their ``call`` event (no line events there at all); on each line only
 locals whose object changed are repr'd (an identical immutable object is skipped without a repr); reprs
@@ -28,6 +37,7 @@ import io
 import re
 import sys
 from dataclasses import dataclass
+from itertools import islice
 from opcode import opmap
 from types import BuiltinFunctionType, FrameType, FunctionType, ModuleType
 from typing import Any
@@ -54,6 +64,13 @@ _ATOMIC = frozenset(
     }
 )
 _BIG = 100_000  # containers longer than this are not repr'd in full
+# Heap objects (see the module docstring): the builtin containers by their kind in a view, instances.
+_CONTAINERS: dict[type, str] = {list: "list", tuple: "tuple", dict: "dict", set: "set", frozenset: "set"}
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class created by a class statement (or type()), not C
+HEAP_ITEMS = 50  # items of one object in its view; the rest are counted ("more")
+HEAP_DEPTH = 3  # levels below a local that get views; deeper objects are references without one
+HEAP_OBJECTS = 2000  # objects numbered in one trace; later ones are shown as plain values
+_CELL_REPR = 120  # repr cap of a value inside a view
 # The instructions a frame leaves by with a value: returning (RETURN_CONST from 3.12 on) or yielding.
 # CPython reports an exception leaving a frame as a ``return`` event with arg None too; there the last
 # instruction is a RAISE_VARARGS, a RERAISE (end of a ``finally`` or ``with``), or the instruction that
@@ -85,6 +102,25 @@ def _value(obj: Any, limit: int) -> Value:
     return Value(safe_repr(obj, limit), type(obj).__name__)
 
 
+def heap_kind(obj: Any) -> str | None:
+    """The view kind of ``obj`` (``OBJECT_KINDS``) if it is drawn as a heap object, else None. Only the
+    real type is asked (``issubclass``), never the object, so no program code runs."""
+    cls = type(obj)
+    kind = _CONTAINERS.get(cls)
+    if kind is not None or cls in _ATOMIC:
+        return kind
+    for base, name in _CONTAINERS.items():  # namedtuple, defaultdict, Counter, a list subclass
+        if issubclass(cls, base):
+            return name
+    if cls.__flags__ & _HEAPTYPE:
+        try:
+            attributes = object.__getattribute__(obj, "__dict__")
+        except Exception:  # __slots__ only
+            return None
+        return "object" if type(attributes) is dict else None
+    return None
+
+
 class Tracer:
     """Records call/line/return/exception steps of frames whose code comes from ``filename``."""
 
@@ -112,6 +148,11 @@ class Tracer:
         self._frames: dict[FrameType, list[Any]] = {}
         self._frame_count = 0
         self._trace_fn = self._global  # one bound method, so "is it still installed?" can be asked
+        # Heap objects: id(obj) -> (number, obj), the object kept so that its id is never reused; the
+        # last view recorded per number; whether the walk in progress met an instance.
+        self._objects: dict[int, tuple[int, Any]] = {}
+        self._views: dict[int, dict[str, Any]] = {}
+        self._met_instance = False
 
     # -- public API -------------------------------------------------------------------------------
 
@@ -127,6 +168,8 @@ class Tracer:
             self.error = REPLACED
         self._disable()
         self._frames.clear()
+        self._objects.clear()
+        self._views.clear()
         return Trace(
             steps=self.steps,
             truncated=self.truncated,
@@ -177,8 +220,10 @@ class Tracer:
                 state[3] = False
                 self._record(frame, "line", state, None)
             elif event == "return":
-                value = None if arg is None and self._raised(frame, state) else _value(arg, self.max_repr)
-                self._record(frame, "return", state, value)
+                if arg is None and self._raised(frame, state):
+                    self._record(frame, "return", state, None)
+                else:
+                    self._record(frame, "return", state, _value(arg, self.max_repr), arg)
                 del self._frames[frame]
             elif event == "exception":
                 state[3] = True
@@ -206,12 +251,18 @@ class Tracer:
             return False
         return op != _YIELD or state[3]
 
-    def _record(self, frame: FrameType, event: str, state: list[Any], value: Value | None) -> None:
+    def _record(
+        self, frame: FrameType, event: str, state: list[Any], value: Value | None, returned: Any = None
+    ) -> None:
         if len(self.steps) >= self.max_steps:
             self._truncate("max_steps")
             return
-        known: dict[str, tuple[Any, Value]] = state[2]
+        # name -> (object, its Value, whether its view must be rebuilt on every step: it holds an instance)
+        known: dict[str, tuple[Any, Value, bool]] = state[2]
         changed: dict[str, Value] = {}
+        refs: dict[str, int] = {}
+        heap: list[dict[str, Any]] = []
+        seen: set[int] = set()
         limit = self.max_repr
         for name, obj in frame.f_locals.items():
             old = known.get(name)
@@ -222,7 +273,17 @@ class Tracer:
             new = Value(safe_repr(obj, limit), type(obj).__name__)
             if old is None or old[1] != new:
                 changed[name] = new
-            known[name] = (obj, new)
+            elif old[0] is obj and not old[2]:
+                known[name] = (obj, new, False)
+                continue  # the same object, the same repr, no instance inside: its view is as it was
+            number, instance = self._refer(obj, heap, seen)
+            if number is not None and (name in changed or old is None or old[0] is not obj):
+                refs[name] = number
+            known[name] = (obj, new, instance)
+        if value is not None and event == "return":
+            number = self._refer(returned, heap, seen)[0]
+            if number is not None:
+                refs["return"] = number
         stdout = ""
         if self._pending_stdout:
             stdout = "".join(self._pending_stdout)
@@ -237,11 +298,88 @@ class Tracer:
             stdout=stdout,
             value=value,
             frame=state[0],
+            refs=refs,
+            heap=heap,
         )
         if self._stream is not None and not self._stream.write(step):
             self._truncate("max_size")  # the step did not fit: it is not part of the trace
             return
         self.steps.append(step)
+
+    # -- heap objects (see the module docstring) ---------------------------------------------------
+
+    def _refer(self, obj: Any, heap: list[Any], seen: set[int]) -> tuple[int | None, bool]:
+        """(``obj``'s number, whether it holds an instance) if it is a heap object, adding its view (and
+        those below it) to ``heap`` where new or changed; (None, False) if it is not one, or its view
+        cannot be read. A view holding an instance is rebuilt on every step (its repr cannot tell)."""
+        kind = heap_kind(obj)
+        if kind is None:
+            return None, False
+        self._met_instance = False
+        try:
+            number = self._number(obj, kind, 0, heap, seen)
+        except Exception:  # a view that cannot be read (a container changing size meanwhile, ...)
+            return None, False
+        return number, self._met_instance
+
+    def _number(self, obj: Any, kind: str, depth: int, heap: list[Any], seen: set[int]) -> int | None:
+        """``obj``'s number (None past ``HEAP_OBJECTS``); its view is rebuilt above ``HEAP_DEPTH``."""
+        entry = self._objects.get(id(obj))
+        if entry is None:
+            if len(self._objects) >= HEAP_OBJECTS:
+                return None
+            entry = self._objects[id(obj)] = (len(self._objects) + 1, obj)
+        number: int = entry[0]
+        if kind == "object":
+            self._met_instance = True
+        if depth < HEAP_DEPTH and number not in seen:
+            seen.add(number)
+            view = self._view(obj, kind, number, depth, heap, seen)
+            if self._views.get(number) != view:
+                self._views[number] = view
+                heap.append(view)
+        return number
+
+    def _view(
+        self, obj: Any, kind: str, number: int, depth: int, heap: list[Any], seen: set[int]
+    ) -> dict[str, Any]:
+        """The view of one object, read with the builtin types' methods (no program code runs)."""
+        cell = self._cell
+        items: list[Any]
+        if kind == "dict":
+            size = dict.__len__(obj)
+            items = [
+                [{"repr": safe_repr(k, _CELL_REPR), "type": type(k).__name__}, cell(v, depth, heap, seen)]
+                for k, v in islice(dict.items(obj), HEAP_ITEMS)
+            ]
+        elif kind == "object":
+            attributes = object.__getattribute__(obj, "__dict__")
+            size = dict.__len__(attributes)
+            items = [
+                [str(k), cell(v, depth, heap, seen)] for k, v in islice(dict.items(attributes), HEAP_ITEMS)
+            ]
+        elif kind == "list":
+            size = list.__len__(obj)
+            items = [cell(v, depth, heap, seen) for v in list.__getitem__(obj, slice(0, HEAP_ITEMS))]
+        elif kind == "tuple":
+            size = tuple.__len__(obj)
+            items = [cell(v, depth, heap, seen) for v in tuple.__getitem__(obj, slice(0, HEAP_ITEMS))]
+        else:
+            base = set if issubclass(type(obj), set) else frozenset
+            size = base.__len__(obj)
+            items = [cell(v, depth, heap, seen) for v in islice(base.__iter__(obj), HEAP_ITEMS)]
+        view = {"id": number, "kind": kind, "type": type(obj).__name__, "items": items}
+        if size > HEAP_ITEMS:
+            view["more"] = size - HEAP_ITEMS
+        return view
+
+    def _cell(self, obj: Any, depth: int, heap: list[Any], seen: set[int]) -> dict[str, Any]:
+        kind = heap_kind(obj)
+        if kind is not None:
+            number = self._number(obj, kind, depth + 1, heap, seen)
+            if number is not None:
+                return {"ref": number}
+        return {"repr": safe_repr(obj, _CELL_REPR), "type": type(obj).__name__}
 
     def _truncate(self, reason: str) -> None:
         self.truncated = True
