@@ -21,8 +21,9 @@ def enqueue_finished_run(sender: object, run: object, **kwargs: object) -> None:
     """A finished run's simulations join the annotation queue, checked against their real traces. A
     failure here is logged: it must never fail the run that was just recorded."""
     from webapp.annotation.enqueue import enqueue_run
+    from webapp.runs.privacy import shared_for_annotation
 
-    if getattr(run, "status", None) != run.FINISHED:
+    if getattr(run, "status", None) != run.FINISHED or not shared_for_annotation(run):
         return
     try:
         report = enqueue_run(run)

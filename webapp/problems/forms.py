@@ -73,6 +73,11 @@ class SolveForm(forms.Form):
         required=False, min_value=0, max_value=2**63 - 1, help_text="Blank: a random seed (recorded)"
     )
     real = forms.BooleanField(required=False, label="Also run for real (sandbox, public and private tests)")
+    annotate = forms.BooleanField(
+        required=False,
+        label="Share with annotators",
+        help_text="Put this run's simulations in the shared annotation queue (a public problem's always are)",
+    )
     max_tokens = forms.IntegerField(
         required=False,
         min_value=16,

@@ -24,6 +24,11 @@ class SimulateForm(forms.Form):
         help_text="stdin text, or for call mode an expression such as f(3, 'ab')",
     )
     model = forms.CharField(required=False, max_length=200)
+    annotate = forms.BooleanField(
+        required=False,
+        label="Share with annotators",
+        help_text="Put the simulation of this program in the shared annotation queue (off: only you see it)",
+    )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

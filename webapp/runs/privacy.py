@@ -69,6 +69,17 @@ def event_for(event: dict[str, Any], hidden: frozenset[int]) -> dict[str, Any]:
     return {**event, "payload": payload}
 
 
+def shared_for_annotation(run: Run) -> bool:
+    """Whether ``run``'s simulations go into the shared annotation queue, which every annotator reads
+    (title, code, inputs, the model's text): runs on a public problem do; a private problem's runs and
+    pasted code ("Simulate my code") only when whoever started the run opted in (``annotate`` in its
+    settings, a box on the Solve and Simulate forms; only the owner and staff can run a private
+    problem). Staff adding a run by hand (the queue page, ``enqueue_annotations RUN_ID``) opt it in."""
+    if run.settings.get("annotate") is True:
+        return True
+    return run.problem_id is not None and run.problem.is_public
+
+
 def may_start_work(run: Run, user: Any) -> bool:
     """Whether ``user`` may start new work on ``run``'s problem (retry it, run it for real): only while
     the problem is still visible to them. A problem made private since is not run again for a user

@@ -85,6 +85,7 @@ def simulate(request: HttpRequest) -> HttpResponse:
                 "real": True,
                 "model": data.get("model") or "",
                 "mode": data["mode"],
+                "annotate": data.get("annotate", False),  # pasted code is private by default
                 "seed": random.SystemRandom().randrange(2**31),
             }
             with transaction.atomic():

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from webapp.annotation.enqueue import enqueue_run
 from webapp.runs.models import Run
+from webapp.runs.privacy import shared_for_annotation
 
 
 class Command(BaseCommand):
@@ -16,12 +17,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("runs", nargs="*", help="run ids")
-        parser.add_argument("--all", action="store_true", help="every finished run")
+        parser.add_argument("--all", action="store_true", help="every finished run shared with annotators")
         parser.add_argument("--required", type=int, default=None, help="annotators per item")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["all"]:
-            runs = list(Run.objects.filter(status=Run.FINISHED))
+        if options["all"]:  # the runs shared with annotators (named ones are opted in by naming them)
+            runs = [r for r in Run.objects.filter(status=Run.FINISHED) if shared_for_annotation(r)]
         elif options["runs"]:
             runs = list(Run.objects.filter(id__in=options["runs"]))
             if len(runs) != len(set(options["runs"])):
