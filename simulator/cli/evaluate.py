@@ -35,6 +35,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (default 8)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--turns", type=int, default=2, help="self-rlef: repair turns (default 2)")
+    parser.add_argument(
+        "--sims",
+        type=int,
+        default=1,
+        help="mbpp: simulations per public test, majority vote (default 1, greedy; more sample at "
+        "--temperature, default 0.8)",
+    )
     parser.add_argument("--out", type=Path, help="output folder (default ./out/eval-TASK)")
     parser.set_defaults(handler=_eval)
 
@@ -62,6 +69,8 @@ def _eval(args: argparse.Namespace) -> int:
         raise UsageError("--limit must be at least 1")
     if not 0 <= args.turns <= 20:
         raise UsageError("--turns must be from 0 to 20")
+    if not 1 <= args.sims <= 16:
+        raise UsageError("--sims must be from 1 to 16")
     if args.task == "self-rlef" and args.n != 1:
         raise UsageError("self-rlef solves one program per problem (k=1, as the pipeline runs it): use --n 1")
     settings = Settings(
@@ -76,6 +85,7 @@ def _eval(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         seed=args.seed,
         turns=args.turns,
+        sims=args.sims,
     )
     module = importlib.import_module(module_name)
     try:

@@ -1,7 +1,8 @@
 """Code Jam: stdin/stdout problems, solve rates on the public and on the private tests.
 
-Per problem the model writes n programs in one request (the project's solve prompt,
-``simulator.prompts.solve``; the public tests are shown as examples). Each program runs in the sandbox
+Per problem the model writes n programs in one request: the app's own solve request
+(``simulator.prompts.solve``, the public tests shown as examples; prefilled opening fence, stop at the
+closing fence, ``solve.parse`` reads the reply). Each program runs in the sandbox
 on every test file; it passes a test when its stdout matches token by token, floats within the
 problem's tolerance (``simulator.compare.outputs_match``). A program solves the public (private) set
 when it passes every public (private) test. Figures: ``public-pass@1``, ``public-pass@k``,
@@ -25,9 +26,8 @@ from simulator.execution import run_many
 from simulator.execution.program import Program
 from simulator.problem import Problem
 from simulator.prompts import solve
-from simulator.prompts.parsing import extract_code
 
-MAX_TOKENS = 1024
+MAX_TOKENS = 1024  # longer than the app's 512: Code Jam programs are longer than MBPP's
 TIMEOUT_S = 10.0
 
 
@@ -53,7 +53,7 @@ def judge(problem: Problem, code: str | None) -> tuple[bool, bool]:
 
 
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
-    params = ctx.sampling(max_tokens=MAX_TOKENS)
+    params = {**ctx.sampling(max_tokens=MAX_TOKENS), "stop": list(solve.STOP)}
 
     async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
         _, record, problem = entry
@@ -63,7 +63,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             texts = reply.texts
         except RequestRejected as exc:
             texts, item["error"] = [""] * ctx.settings.n, str(exc)[:300]
-        codes = [extract_code(text).code for text in texts]
+        codes = [solve.parse(text).code for text in texts]
         verdicts = [await asyncio.to_thread(judge, problem, code) for code in codes]
         item.update(
             n=len(codes),

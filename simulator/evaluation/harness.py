@@ -47,6 +47,7 @@ class Settings:
     concurrency: int = 8
     seed: int = 0
     turns: int = 2  # self-rlef: repair turns after the first program
+    sims: int = 1  # mbpp: simulations per public test (majority vote)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -192,9 +193,14 @@ def provenance(settings: Settings, client: ChatClient, started: datetime) -> dic
 
 
 def final_line(record: dict[str, Any]) -> str:
-    """``TASK n=N name=value[low,high] ...``: every figure, then every stage's parse-failure rate."""
+    """``TASK n=N name=value[low,high] ...``: every figure, then the paired differences
+    (``extra.paired``, signed), then every stage's parse-failure rate."""
     figures = [
         f"{name}={m['value']:.3f}[{m['low']:.3f},{m['high']:.3f}]" for name, m in record["metrics"].items()
+    ]
+    figures += [
+        f"{name}={d['value']:+.3f}[{d['low']:+.3f},{d['high']:+.3f}]"
+        for name, d in (record.get("extra") or {}).get("paired", {}).items()
     ]
     figures += [
         f"parse-fail-{stage}={p['rate']:.3f}[{p['low']:.3f},{p['high']:.3f}]"

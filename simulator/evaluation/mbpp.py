@@ -1,18 +1,28 @@
-"""MBPP: solve rate (pass@1, pass@k) and Best@k picked three ways, and the simulation gap.
+"""MBPP: solve rate (pass@1, pass@k), Best@k by simulation against the expected random pick, and the
+cost of the candidates.
 
-Per problem the model writes n candidates in one request (``n=``). Each candidate runs for real on all
-the problem's asserts (ground truth). Best@k looks at the first k candidates and picks one:
+Per problem the model writes n candidates in one request: the app's own solve request
+(``simulator.prompts.solve`` on the problem ``simulator.benchmarks.from_mbpp`` makes of the record,
+the first assert public; prefilled opening fence, stop at the closing fence, 512 tokens, as the
+pipeline sends it). Each candidate runs for real on all the problem's asserts (ground truth). Best@k
+looks at the first k candidates and picks one, as the papers do, from what is known: the public test.
 
-- ``best@k-sim``     by simulation: the model predicts, for each assert ``assert <expr> == <expected>``,
-                     the value of ``<expr>`` given the candidate's code (the CRUXEval-O prompt, greedy);
-                     a prediction matches when it equals ``<expected>`` by Python value. Most matches
-                     wins; ties are broken at random with a seeded RNG (seed + item index).
-- ``best@k-oracle``  by real execution of the first assert only (the oracle of the papers).
-- ``best@k-random``  at random.
+- ``best@k-sim``          by simulation: for each public test ``assert f(args) == expected`` the model
+                          predicts ``f(args)`` given the candidate's code (the CRUXEval-O prompt; greedy,
+                          or with ``--sims m`` the majority vote of m samples); a prediction matches when
+                          it equals ``expected`` by Python value. Most matches wins; ties are broken at
+                          random with a seeded RNG (seed + item index): one draw per problem (Wilson).
+- ``best@k-sim-expected`` the same pick's expected correctness over the random tie-break (the mean over
+                          the tied candidates): the figure without the draw's noise (bootstrap).
+- ``best@k-oracle``       by real execution of the public test (the oracle of the papers), ties at random.
+- ``best@k-random``       the *expected* random pick: the mean correctness of the first k candidates
+                          (pass@1 over them), not one draw (bootstrap).
 
-Each figure is the fraction of problems whose picked candidate passes all asserts (Wilson interval);
-the simulation gap is ``best@k-oracle - best@k-sim``. Asserts that are not ``==`` comparisons are not
-simulated (they count as no match).
+``extra.paired`` holds ``best@k-sim-expected`` minus ``best@k-random`` (and the oracle's) per problem
+with a paired bootstrap 95% interval (``paired.paired_bootstrap``): what selection by simulation gains
+over picking blindly. The simulation gap is ``best@k-oracle - best@k-sim``. ``extra.solve`` reports
+completion tokens per candidate and the share of replies cut by the token limit. A record that cannot
+become a problem (no ``assert f(args) == value``) is skipped and listed in ``extra.unconverted``.
 """
 
 from __future__ import annotations
@@ -23,31 +33,32 @@ import random
 from pathlib import Path
 from typing import Any
 
-from simulator.benchmarks import read_jsonl
+from simulator.benchmarks import from_mbpp, read_jsonl
 from simulator.evaluation import cruxeval
-from simulator.evaluation.harness import Context, TaskResult
-from simulator.evaluation.metrics import Estimate, estimate_pass_at_k, wilson
+from simulator.evaluation.harness import Context, TaskResult, convert_items
+from simulator.evaluation.metrics import Estimate, bootstrap, estimate_pass_at_k, wilson
+from simulator.evaluation.paired import paired_bootstrap
 from simulator.evaluation.scoring import answer_found, extract_answer, prediction_passes, run_check
-from simulator.prompts.parsing import extract_code as parse_code
+from simulator.pipeline.matching import majority
+from simulator.pipeline.settings import Settings as PipelineSettings
+from simulator.problem import Problem
+from simulator.prompts import solve
 
-SOLVE_MAX_TOKENS = 512
+SOLVE_MAX_TOKENS = PipelineSettings.max_tokens  # what the app's solve request allows
 
 
 def load(path: Path) -> list[dict[str, Any]]:
     return [record for _, record in read_jsonl(path, "MBPP")]
 
 
-def solve_messages(item: dict[str, Any]) -> list[dict[str, str]]:
-    text = (
-        f"{item['prompt']}\nYour code should pass this test:\n{item['test_list'][0]}\n"
-        "Write the Python function in one ```python code block."
-    )
-    return [{"role": "user", "content": text}]
+def solve_params(ctx: Context) -> dict[str, Any]:
+    """The solve request's sampling parameters: the harness's, the app's budget and stop string."""
+    return {**ctx.sampling(max_tokens=SOLVE_MAX_TOKENS), "stop": list(solve.STOP)}
 
 
 def extract_code(completion: str) -> str:
-    """The candidate's program as the app reads it (``simulator.prompts.parsing``); "" without one."""
-    return parse_code(completion).code or ""
+    """The candidate's program as the app reads it (``solve.parse``); "" without one."""
+    return solve.parse(completion).code or ""
 
 
 def split_assert(test: str) -> tuple[str, str] | None:
@@ -77,23 +88,39 @@ def pick(scores: list[float], rng: random.Random) -> int:
     return rng.choice([i for i, s in enumerate(scores) if s == best])
 
 
+def public_asserts(problem: Problem) -> list[tuple[str, str]]:
+    """(expression, expected) of each public test: what selection may look at."""
+    return [(f"{problem.entry_point}({t.input})", t.output) for t in problem.public_tests]
+
+
+def tie_expectation(scores: list[float], passed: list[bool]) -> float:
+    """Expected correctness of picking uniformly among the top-scoring candidates."""
+    best = max(scores)
+    tied = [ok for score, ok in zip(scores, passed, strict=True) if score == best]
+    return sum(tied) / len(tied)
+
+
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     k = ctx.settings.k
-    solve_params = ctx.sampling(max_tokens=SOLVE_MAX_TOKENS)
-    sim_params = ctx.sampling(max_tokens=cruxeval.MAX_TOKENS[ctx.settings.prompt], n=1)
-    sim_params.update(temperature=0.0, stop=["[/ANSWER]"])
-    sim_params.pop("top_p", None)
-    sim_params.pop("seed", None)
+    sims = ctx.settings.sims
+    params = solve_params(ctx)
+    sim_params = ctx.sampling(max_tokens=cruxeval.MAX_TOKENS[ctx.settings.prompt], n=sims)
+    sim_params["stop"] = ["[/ANSWER]"]
+    if sims == 1:  # one greedy simulation; m > 1 samples vote (the harness's temperature, 0.8)
+        sim_params["temperature"] = 0.0
+        sim_params.pop("top_p", None)
 
-    async def one(indexed: tuple[int, dict[str, Any]]) -> dict[str, Any]:
-        index, item = indexed
+    async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
+        index, item, problem = entry
         item_id = str(item["task_id"])
-        reply = await ctx.requester.chat(item_id, solve_messages(item), solve_params)
+        reply = await ctx.requester.chat(item_id, solve.messages(problem), params)
         codes = [extract_code(text) for text in reply.texts]
         fenced = [bool(code) for code in codes]
         tests = list(item["test_list"])
+        public = public_asserts(problem)
+        public_tests = [f"assert {expr} == {expected}" for expr, expected in public]
         real_all = [await asyncio.to_thread(passes, item, code, tests) for code in codes]
-        real_first = [await asyncio.to_thread(passes, item, code, tests[:1]) for code in codes[:k]]
+        real_public = [await asyncio.to_thread(passes, item, code, public_tests) for code in codes[:k]]
 
         sim_parsed: list[bool] = []
 
@@ -101,26 +128,31 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             messages = cruxeval.messages(code, expr, ctx.settings.prompt)
             sim = await ctx.requester.chat(f"{item_id}/c{c}/t{t}", messages, sim_params)
             program = f"{_prelude(item)}\n{code}"
-            answer = extract_answer(sim.texts[0])
-            sim_parsed.append(answer_found(sim.texts[0]))
-            return await asyncio.to_thread(prediction_passes, program, expr, expected, answer)
+            found = [answer_found(text) for text in sim.texts]
+            sim_parsed.extend(found)
+            answers = [
+                extract_answer(text) if ok else None for text, ok in zip(sim.texts, found, strict=True)
+            ]
+            winner, _ = majority("call", answers)
+            if winner is None:
+                return False
+            return await asyncio.to_thread(prediction_passes, program, expr, expected, winner)
 
         jobs = [
-            (c, simulated_match(c, t, code, *parts))
+            (c, simulated_match(c, t, code, expr, expected))
             for c, code in enumerate(codes[:k])
-            for t, test in enumerate(tests)
-            if (parts := split_assert(test)) is not None
+            if code
+            for t, (expr, expected) in enumerate(public)
         ]
         matched = await asyncio.gather(*(job for _, job in jobs))  # all of an item's simulations at once
-        sim_scores = [0] * len(codes[:k])
+        sim_scores = [0.0] * len(codes[:k])
         for (c, _), match in zip(jobs, matched, strict=True):
             sim_scores[c] += int(match)
+        oracle_scores = [float(x) for x in real_public]
+        first_k = real_all[:k]
         rng = random.Random(ctx.settings.seed + index)
-        chosen = {
-            "sim": pick(sim_scores, rng),
-            "oracle": pick([float(x) for x in real_first], rng),
-            "random": rng.randrange(len(codes[:k])),
-        }
+        chosen = {"sim": pick(sim_scores, rng), "oracle": pick(oracle_scores, rng)}
+        finish = reply.finish_reasons or [None] * len(codes)
         return {
             "id": item_id,
             "n": len(codes),
@@ -131,23 +163,94 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             ],
             "chosen": chosen,
             "chosen_passed": {way: real_all[i] for way, i in chosen.items()},
+            "expected": {
+                "sim": tie_expectation(sim_scores, first_k),
+                "oracle": tie_expectation(oracle_scores, first_k),
+                "random": sum(first_k) / len(first_k),
+            },
             "solve_parsed": fenced,
+            "solve_tokens": reply.completion_tokens,
+            "solve_cut": sum(reason == "length" for reason in finish),
             "simulations": len(sim_parsed),
             "simulations_unparsed": sim_parsed.count(False),
         }
 
-    records = await ctx.map(one, list(enumerate(items)))
+    converted, unconverted = convert_items(items, from_mbpp)
+    records = await ctx.map(one, converted)
     counts = [(r["n"], r["correct"]) for r in records]
     metrics: dict[str, Estimate] = {f"pass@{kk}": estimate_pass_at_k(counts, kk) for kk in ctx.ks()}
-    for way in ("sim", "oracle", "random"):
-        metrics[f"best@{k}-{way}"] = wilson(sum(r["chosen_passed"][way] for r in records), len(records))
+    metrics[f"best@{k}-sim"] = wilson(sum(r["chosen_passed"]["sim"] for r in records), len(records))
+    metrics[f"best@{k}-sim-expected"] = bootstrap([r["expected"]["sim"] for r in records])
+    metrics[f"best@{k}-oracle"] = wilson(sum(r["chosen_passed"]["oracle"] for r in records), len(records))
+    metrics[f"best@{k}-random"] = bootstrap([r["expected"]["random"] for r in records])
     gap = metrics[f"best@{k}-oracle"].value - metrics[f"best@{k}-sim"].value
+    paired = {}
+    for way in ("sim", "oracle"):
+        pairs = [(r["expected"]["random"], r["expected"][way]) for r in records]
+        value, low, high = paired_bootstrap(pairs, seed=ctx.settings.seed)
+        paired[f"best@{k}-{way}-minus-random"] = {
+            "value": value,
+            "low": low,
+            "high": high,
+            "n": len(pairs),
+            "better": sum(b > a for a, b in pairs),
+            "worse": sum(b < a for a, b in pairs),
+            "method": "paired bootstrap",
+        }
     solves = [ok for r in records for ok in r["solve_parsed"]]
+    replies = sum(r["n"] for r in records)
+    cut = sum(r["solve_cut"] for r in records)
+    cut_est = wilson(cut, replies)
+    solve_cost = {
+        "replies": replies,
+        "completion_tokens": sum(r["solve_tokens"] for r in records),
+        "tokens_per_candidate": sum(r["solve_tokens"] for r in records) / replies if replies else 0.0,
+        "cut_by_limit": cut,
+        "cut_rate": cut_est.value,
+        "cut_low": cut_est.low,
+        "cut_high": cut_est.high,
+        "max_tokens": SOLVE_MAX_TOKENS,
+        "prompt": solve.VERSION,
+    }
+    tables = [
+        {
+            "title": "Selection against the expected random pick (paired bootstrap over problems)",
+            "header": ["difference", "value", "95% CI", "problems better / worse"],
+            "rows": [
+                [
+                    name,
+                    f"{d['value']:+.3f}",
+                    f"[{d['low']:+.3f}, {d['high']:+.3f}]",
+                    f"{d['better']} / {d['worse']}",
+                ]
+                for name, d in paired.items()
+            ],
+        },
+        {
+            "title": "Solve replies",
+            "header": ["replies", "completion tokens per candidate", "cut by the token limit", "95% CI"],
+            "rows": [
+                [
+                    replies,
+                    f"{solve_cost['tokens_per_candidate']:.1f}",
+                    f"{cut} ({cut_est.value:.3f})",
+                    f"[{cut_est.low:.3f}, {cut_est.high:.3f}]",
+                ]
+            ],
+        },
+    ]
     return TaskResult(
         metrics=metrics,
         items=records,
         histogram=[c for _, c in counts],
-        extra={"simulation_gap": gap},
+        extra={
+            "simulation_gap": gap,
+            "paired": paired,
+            "solve": solve_cost,
+            "sims": sims,
+            "tables": tables,
+            "unconverted": unconverted,
+        },
         parse_failures={
             "solve": (solves.count(False), len(solves)),
             "simulate": (
@@ -155,4 +258,5 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 sum(r["simulations"] for r in records),
             ),
         },
+        n_items=len(records),
     )

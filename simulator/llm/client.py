@@ -9,6 +9,8 @@ What it does, and why it is the only path to a model:
   backoff on transient failures (connection refused, 429/5xx, a dropped connection) *before* the first
   delta arrived; after that a retry would duplicate streamed text, so the error is raised instead.
 - Clear, typed errors (``simulator.llm.errors``) naming the server and what to do.
+- Prefill: when the last message is the assistant's, the server is asked to continue it
+  (``continue_final_message``, a vLLM extension of the chat API) rather than to open a new turn.
 - A token budget: when the server told us its context length (``/v1/models`` -> ``max_model_len``),
   a prompt that cannot fit raises ``PromptTooLong`` before sending and an over-long completion budget
   is shortened; the server's own "maximum context length" refusal maps to ``PromptTooLong`` too.
@@ -203,6 +205,11 @@ class ChatClient:
         }
         if stop:
             body["stop"] = list(stop)
+        if messages and messages[-1].get("role") == "assistant":
+            # A prefilled reply (the solve prompt's opening fence): vLLM's chat API continues that
+            # message instead of starting a new turn; the reply holds only what follows it.
+            body["continue_final_message"] = True
+            body["add_generation_prompt"] = False
         if seed is not None:
             body["seed"] = seed
         progress = {"started": False}

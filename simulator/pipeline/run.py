@@ -59,7 +59,6 @@ from simulator.problem import Problem, TestCase
 from simulator.prompts import repair, simulate, solve
 from simulator.prompts.parsing import (
     RepairParse,
-    extract_code,
     parse_call_answer,
     parse_repair,
     parse_stdin_answer,
@@ -341,10 +340,12 @@ class _Run(Job):
         def on_delta(index: int, text: str) -> None:
             self.emit("candidate_delta", candidate=index, text=text)
 
-        result = await self.chat(solve.messages(self.problem), n=self.settings.k, on_delta=on_delta)
+        result = await self.chat(
+            solve.messages(self.problem), n=self.settings.k, stop=solve.STOP, on_delta=on_delta
+        )
         codes: dict[int, str] = {}
         for choice in result.choices:
-            parsed = extract_code(choice.text)
+            parsed = solve.parse(choice.text)
             error = parsed.error
             if error and choice.finish_reason == "length":
                 error += " (the reply hit the token budget)"

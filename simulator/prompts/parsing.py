@@ -163,10 +163,17 @@ def _offset_of(text: str, lineno: int, col: int) -> int:
     return sum(len(x) + 1 for x in lines[: lineno - 1]) + len(prefix)
 
 
-def extract_code(text: str) -> CodeParse:
+def extract_code(text: str, prefill: str = "") -> CodeParse:
     """The first Python (or untagged) fenced block after any ``<think>`` part (inside ``<answer>``
-    when there is one). An unterminated block (a reply cut by the token budget) is used only when it
-    still parses as Python."""
+    when there is one). An unterminated block (a reply cut by the token budget, or one whose closing
+    fence was the stop string, which vLLM leaves out) is used only when it still parses as Python.
+
+    ``prefill`` is what the request put at the start of the assistant turn (the solve prompt's
+    opening fence): the server continues it and returns only what follows, so the reply is read as
+    ``prefill + text``, unless the reply opens a fence itself (a server that started a new turn)."""
+    prefilled = bool(prefill) and not OPENING.match(text.lstrip("\n").split("\n", 1)[0])
+    if prefilled:
+        text = prefill + text
     begin = final_text_start(text)
     if begin is None:
         return CodeParse(None, "the reply never finished its <think> part")
@@ -180,6 +187,8 @@ def extract_code(text: str) -> CodeParse:
         if not code.strip() or code.strip() == SUBMIT:
             continue
         if not closed and not _parses(code):
+            if prefilled:
+                return CodeParse(None, "the reply (the inside of the prefilled code block) does not parse")
             return CodeParse(None, "the code block is unterminated (reply truncated?) and does not parse")
         return CodeParse(code + "\n")
     if not text.strip():

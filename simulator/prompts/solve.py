@@ -3,13 +3,22 @@
 A one-shot example (a user/assistant pair before the real problem) shows even a 135M model the
 expected shape of the answer. Bump ``VERSION`` whenever the wording changes: it is recorded in every
 run's provenance.
+
+The request ends when the program does (issue 12): the messages end with the assistant turn already
+opened by ``PREFILL`` (the opening fence; ``ChatClient`` asks the server to continue that message)
+and the request stops at ``STOP`` (the closing fence). vLLM leaves both out of the reply, which is
+then just the program's text; ``parse`` reads it (``parsing.extract_code`` with the prefill). Before,
+the fine-tuned model went on narrating after its code block until the token limit (docs/results.md).
+Every sender of the solve request (the pipeline, ``execsim eval mbpp`` and ``codejam``, the NLEX
+collection) uses ``messages``, ``STOP`` and ``parse`` together.
 """
 
 from __future__ import annotations
 
 from simulator.problem import Problem
+from simulator.prompts.parsing import CodeParse, extract_code
 
-VERSION = "solve-v1"
+VERSION = "solve-v2"
 SYSTEM = (
     "You are a careful Python programmer. "
     "Answer with one complete Python 3 solution in a ```python code block."
@@ -27,10 +36,13 @@ _CALL_EXAMPLE = (
     "Examples:\nassert add(3, 4) == 7\n"
 )
 _CALL_ANSWER = "```python\ndef add(a, b):\n    return a + b\n```"
+PREFILL = "```python\n"  # the assistant turn starts inside the code block
+STOP = ("\n```",)  # ... and the request ends at the block's closing fence
 
 
 def messages(problem: Problem) -> list[dict[str, str]]:
-    """Chat messages asking for a solution; the public tests are shown as examples."""
+    """Chat messages asking for a solution; the public tests are shown as examples. The last
+    message is the prefilled assistant turn (``PREFILL``); send with ``stop=STOP``."""
     if problem.kind == "call":
         examples = "\n".join(
             f"assert {problem.entry_point}({t.input}) == {t.output}" for t in problem.public_tests
@@ -54,7 +66,15 @@ def messages(problem: Problem) -> list[dict[str, str]]:
         {"role": "user", "content": example},
         {"role": "assistant", "content": answer},
         {"role": "user", "content": user},
+        {"role": "assistant", "content": PREFILL},
     ]
+
+
+def parse(reply: str) -> CodeParse:
+    """The program in a solve reply as the server returns it (no opening fence: it was prefilled;
+    no closing fence: it was the stop string). A reply that opens its own fence (a server that
+    started a new turn instead of continuing the prefilled one) is read as it is."""
+    return extract_code(reply, prefill=PREFILL)
 
 
 def _nl(text: str) -> str:

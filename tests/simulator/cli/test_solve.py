@@ -73,7 +73,7 @@ def test_solve_passes_the_sampling_options_to_the_server(model_server, capsys) -
 def test_solve_prints_a_readable_report(model_server, capsys) -> None:
     assert main(["solve", str(SQUARE), "--k", "2", "--turns", "1", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "candidate 1 (" in out and "no fenced" in out  # the candidate without code, and why
+    assert "candidate 1 (" in out and "does not parse" in out  # the candidate without code, and why
     assert "selected candidate 0" in out and "matched 2 of 2 public tests" in out
     assert "#SUBMIT" in out and "final program" in out and "print(n * n)" in out
 

@@ -14,11 +14,11 @@ Responder = Callable[[dict[str, Any]], "Sequence[str] | str"]
 
 
 def table_responder(answers: dict[str, list[str]], default: str) -> Responder:
-    """Answers a request whose last message contains ``needle`` with that entry's texts (the first n);
-    anything else with ``default``."""
+    """Answers a request whose last user message contains ``needle`` with that entry's texts (the
+    first n); anything else with ``default``. (A solve request ends with the prefilled assistant turn.)"""
 
     def respond(body: dict[str, Any]) -> Sequence[str] | str:
-        question = body["messages"][-1]["content"]
+        question = last_user(body["messages"])
         n = int(body.get("n", 1))
         for needle, texts in answers.items():
             if needle in question:
@@ -26,6 +26,10 @@ def table_responder(answers: dict[str, list[str]], default: str) -> Responder:
         return default
 
     return respond
+
+
+def last_user(messages: list[dict[str, str]]) -> str:
+    return next(m["content"] for m in reversed(messages) if m["role"] == "user")
 
 
 def fake_client(server: FakeModelServer, concurrency: int = 8) -> ChatClient:

@@ -106,43 +106,130 @@ async def test_cruxeval_scores_by_value_counts_pass_at_k_and_resumes_without_res
     assert again["metrics"] == record["metrics"]
 
 
-@pytest.mark.asyncio
-async def test_mbpp_best_at_k_picks_by_simulation_oracle_and_random(tmp_path: Path) -> None:
-    item = {
+MBPP_ITEMS = [
+    {  # "x + 2" passes the public test double(2) == 4 but not the private one: selection cannot tell
         "task_id": 1,
         "prompt": "Write a function to double a number.",
         "test_imports": [],
         "test_list": ["assert double(2) == 4", "assert double(5) == 10"],
-    }
-    data = write_jsonl(tmp_path / "mbpp.jsonl", [item])
-    wrong = "```python\ndef double(x):\n    return x + 2\n```"
-    right = "```python\ndef double(x):\n    return x * 2\n```"
+    },
+    {  # "return x" fails the public test: an honest simulation tells the candidates apart
+        "task_id": 2,
+        "prompt": "Write a function to triple a number.",
+        "test_imports": [],
+        "test_list": ["assert triple(1) == 3", "assert triple(4) == 12"],
+    },
+]
+# Solve replies exactly as vLLM returns them to the prefilled request: no opening fence, and the
+# fake server cuts the closing fence (the stop string) and the narration after it.
+MBPP_SOLVES = {
+    "double": [
+        "def double(x):\n    return x + 2\n```\nLine 1: x = 2",
+        "def double(x):\n    return x * 2\n```",
+    ],
+    "triple": ["def triple(x):\n    return x\n```\nLines 1-2 repeat", "def triple(x):\n    return x * 3"],
+}
 
+
+def _sim_question(body: dict[str, Any]) -> tuple[str, str]:
+    question = body["messages"][-1]["content"]
+    code, rest = question.split("[PYTHON]\n", 1)[1].rsplit("\nassert ", 1)
+    return code, rest.split(" == ??", 1)[0]
+
+
+def _honest(code: str, call: str) -> str:
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)  # the test's own scripted programs, not model output
+    return repr(eval(call, namespace))
+
+
+def _mbpp_responder(votes: dict[str, list[str]] | None = None):
     def respond(body: dict[str, Any]) -> list[str]:
-        question = body["messages"][-1]["content"]
-        if "Write a function" in question:
-            return [wrong, right]
-        # The "simulation": right for the correct candidate, claims success for the wrong one on 2
-        value = {"double(2)": "4", "double(5)": "10" if "x * 2" in question else "7"}
-        call = "double(2)" if "double(2)" in question else "double(5)"
-        return [f"[ANSWER]\nassert {call} == {value[call]}"]
+        if body["messages"][0]["role"] == "system":  # the app's solve request
+            name = "double" if "`double`" in body["messages"][-2]["content"] else "triple"
+            return MBPP_SOLVES[name][: body["n"]]
+        code, call = _sim_question(body)
+        if votes is not None and code in votes:
+            return [f"[ANSWER]\nassert {call} == {v}" for v in votes[code]]
+        return [f"[ANSWER]\nassert {call} == {_honest(code, call)}\n[/ANSWER]"] * body["n"]
 
-    server = FakeModelServer(respond)
+    return respond
+
+
+@pytest.mark.asyncio
+async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_only(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS)
+    server = FakeModelServer(_mbpp_responder())
     settings = Settings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2)
 
     record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(server))
 
+    solve_bodies = [b for b in server.requests if b["messages"][0]["role"] == "system"]
+    assert len(solve_bodies) == 2
+    for body in solve_bodies:  # the pipeline's request: prefilled fence, stop at the closing one
+        assert body["messages"][-1] == {"role": "assistant", "content": "```python\n"}
+        assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
+        assert body["stop"] == ["\n```"] and body["max_tokens"] == 512
+    sims = [b for b in server.requests if b not in solve_bodies]
+    assert len(sims) == 2 * 2  # 2 candidates x 1 public test per problem; private asserts unseen
+    assert not any("double(5)" in b["messages"][-1]["content"] for b in sims)
+
+    double, triple = record["items"]
+    assert [c["code"] for c in double["candidates"]] == [
+        "def double(x):\n    return x + 2\n",
+        "def double(x):\n    return x * 2\n",
+    ]
+    assert [c["passed"] for c in double["candidates"]] == [False, True]
+    assert [c["sim_matches"] for c in double["candidates"]] == [1, 1]  # a tie on the public test
+    assert double["expected"] == {"sim": 0.5, "oracle": 0.5, "random": 0.5}
+    assert [c["sim_matches"] for c in triple["candidates"]] == [0, 1]
+    assert triple["chosen"]["sim"] == 1 and triple["expected"] == {"sim": 1.0, "oracle": 1.0, "random": 0.5}
+
+    metrics = record["metrics"]
+    assert metrics["pass@1"]["value"] == pytest.approx(0.5)
+    assert metrics["best@2-sim-expected"]["value"] == pytest.approx(0.75)
+    assert metrics["best@2-random"]["value"] == pytest.approx(0.5)  # expected, not one draw
+    gain = record["extra"]["paired"]["best@2-sim-minus-random"]
+    assert gain["value"] == pytest.approx(0.25) and gain["better"] == 1 and gain["worse"] == 0
+    assert gain["low"] <= gain["value"] <= gain["high"]
+    assert "best@2-sim-minus-random=+0.250[" in final_line(record)
+    assert record["extra"]["solve"]["replies"] == 4 and record["extra"]["solve"]["cut_by_limit"] == 0
+    assert record["parse_failures"]["solve"] == {"failed": 0, "total": 4, **_interval(0, 4)}
+    assert record["parse_failures"]["simulate"] == {"failed": 0, "total": 4, **_interval(0, 4)}
+    assert "Selection against the expected random pick" in (tmp_path / "out" / "report.md").read_text()
+
+
+@pytest.mark.asyncio
+async def test_mbpp_majority_vote_over_sims_and_replies_cut_by_the_limit(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
+    wrong = "def triple(x):\n    return x"
+    # The wrong candidate's first sample claims the right value; the majority does not.
+    server = FakeModelServer(_mbpp_responder(votes={wrong: ["3", "1", "1"]}))
+    settings = Settings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2, sims=3)
+
+    record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(server))
+
+    sims = [b for b in server.requests if b["messages"][0]["role"] != "system"]
+    assert {b["n"] for b in sims} == {3} and {b["temperature"] for b in sims} == {0.8}
     only = record["items"][0]
-    assert [c["passed"] for c in only["candidates"]] == [False, True]
-    assert [c["sim_matches"] for c in only["candidates"]] == [1, 2]
-    assert only["chosen"]["sim"] == 1 and only["chosen"]["oracle"] == 1
-    assert record["metrics"]["best@2-sim"]["value"] == 1.0
-    assert record["metrics"]["pass@1"]["value"] == pytest.approx(0.5)
-    assert record["extra"]["simulation_gap"] == 0.0
-    assert len(server.requests) == 1 + 2 * 2
-    assert record["parse_failures"]["solve"] == {"failed": 0, "total": 2, **_interval(0, 2)}
-    assert record["parse_failures"]["simulate"]["failed"] == 0
-    assert record["parse_failures"]["simulate"]["total"] == 4
+    assert [c["sim_matches"] for c in only["candidates"]] == [0, 1]
+    assert record["extra"]["sims"] == 3
+
+    # A candidate that runs past the 512-token budget (a "token" is 4 characters in the fake server).
+    long = "def triple(x):\n    return x * 3\n" + "# and so on\n" * 400
+    solves = {**MBPP_SOLVES, "triple": [wrong, long]}
+    server = FakeModelServer(_mbpp_responder())
+    server.responder = lambda body: (
+        solves["triple"] if body["messages"][0]["role"] == "system" else _mbpp_responder()(body)
+    )
+    cut = await run(
+        Settings(task="mbpp", data=data, out=tmp_path / "cut", n=2, k=2),
+        (mbpp.load, mbpp.evaluate),
+        fake_client(server),
+    )
+    assert cut["extra"]["solve"]["cut_by_limit"] == 1 and cut["extra"]["solve"]["cut_rate"] == 0.5
+    assert cut["extra"]["solve"]["tokens_per_candidate"] == pytest.approx((len(wrong) // 4 + 1 + 512) / 2)
+    assert cut["items"][0]["candidates"][1]["passed"]  # the cut reply's code still parses and runs
 
 
 def _interval(failed: int, total: int) -> dict[str, float]:
@@ -221,8 +308,10 @@ async def test_codejam_scores_public_and_private_tests_separately(tmp_path: Path
         "output_validator_flags": "float_tolerance 1e-6",
     }
     data = write_jsonl(tmp_path / "cj.jsonl", [record])
+    # Replies as vLLM returns them to the prefilled solve request: no opening fence (prefilled), the
+    # closing one cut by the stop string (the fake server applies it); one opens its own fence.
     right = (
-        "```python\nt = int(input())\nfor i in range(t):\n    print(f'Case #{i+1}: {2*int(input())}')\n```"
+        "t = int(input())\nfor i in range(t):\n    print(f'Case #{i+1}: {2*int(input())}')\n```\nNarration"
     )
     hardcoded = "```python\nprint('Case #1: 2')\nprint('Case #2: 4')\n```"
     server = FakeModelServer(table_responder({"Print twice": [right, hardcoded, "no code here"]}, ""))
@@ -244,3 +333,6 @@ async def test_codejam_scores_public_and_private_tests_separately(tmp_path: Path
     assert (
         result["parse_failures"]["solve"]["failed"] == 1 and result["parse_failures"]["solve"]["total"] == 3
     )
+    sent = server.requests[0]
+    assert sent["stop"] == ["\n```"] and sent["continue_final_message"] is True
+    assert sent["messages"][-1] == {"role": "assistant", "content": "```python\n"}

@@ -66,7 +66,7 @@ class SelfRlefModel:
     def __call__(self, body: dict[str, Any]) -> list[str]:
         messages = body["messages"]
         kind = kind_of(messages)
-        user = messages[-1]["content"]
+        user = next(m["content"] for m in reversed(messages) if m["role"] == "user")
         name = next(n for n in SOLVE if f"`{n}`" in user or f"def {n}(" in user)
         if kind == "solve":
             return [SOLVE[name]]

@@ -69,6 +69,22 @@ def test_it_sends_the_sampling_parameters_and_asks_for_usage() -> None:
     assert body["stop"] == ["</output>"]
 
 
+def test_a_final_assistant_message_is_continued_not_answered() -> None:
+    server = FakeModelServer(lambda body: "return 1")
+    prefilled = [*MESSAGES, {"role": "assistant", "content": "```python\n"}]
+
+    async def main():
+        async with client_for(server) as client:
+            await client.chat(prefilled, stop=["\n```"])
+            await client.chat(MESSAGES)
+
+    asyncio.run(main())
+    continued, plain = server.requests
+    assert continued["continue_final_message"] is True and continued["add_generation_prompt"] is False
+    assert continued["messages"][-1] == {"role": "assistant", "content": "```python\n"}
+    assert "continue_final_message" not in plain and "add_generation_prompt" not in plain
+
+
 def test_it_reports_truncation_by_the_token_budget() -> None:
     server = FakeModelServer(lambda body: "a" * 40, chunk_chars=4)
     result = chat(client_for(server), max_tokens=3)

@@ -97,3 +97,42 @@ def test_repair_without_decision_is_a_recorded_failure() -> None:
     assert "neither #SUBMIT nor a corrected program" in (parsed.error or "")
     repeated = parse_repair("```python\nprint(1)\n```", "print(1)\n")
     assert repeated.code is None and "repeats the attempted code" in (repeated.error or "")
+
+
+# Solve replies exactly as vLLM returns them to the prefilled request (issue 12): the opening fence
+# was prefilled and the closing fence was the stop string, so neither is in the reply.
+PREFILL = "```python\n"
+
+
+@pytest.mark.parametrize(
+    ("reply", "code"),
+    [
+        ("def f(x):\n    return x + 1", "def f(x):\n    return x + 1\n"),  # stopped at "\n```"
+        ("\ndef f(x):\n    return x\n", "\ndef f(x):\n    return x\n"),
+        ("def f(x):\n    return x\n```\nLine 1: x = 3", "def f(x):\n    return x\n"),  # no stop applied
+        ("```python\ndef f(x):\n    return x\n```\nmore", "def f(x):\n    return x\n"),  # own fence
+        ("def f(x):\n    return [x,\n# cut by the", None),  # hit the token limit mid-statement
+        ("I cannot solve this.", None),
+        ("", None),
+    ],
+)
+def test_a_prefilled_reply_is_read_as_the_inside_of_the_code_block(reply: str, code: str | None) -> None:
+    assert extract_code(reply, prefill=PREFILL).code == code
+
+
+def test_without_the_prefill_a_bare_program_is_not_a_code_block() -> None:
+    assert extract_code("def f(x):\n    return x").code is None  # the old contract is unchanged
+    assert extract_code("```python\ndef f(x):\n    return x").code == "def f(x):\n    return x\n"
+
+
+def test_a_prefilled_reply_that_is_not_code_says_so() -> None:
+    error = extract_code("I cannot solve this.", prefill=PREFILL).error
+    assert error == "the reply (the inside of the prefilled code block) does not parse"
+
+
+def test_the_solve_prompt_parses_what_it_prefilled() -> None:
+    from simulator.prompts import solve
+
+    assert solve.PREFILL == PREFILL and solve.STOP == ("\n```",)
+    assert solve.parse("print(input())").code == "print(input())\n"
+    assert solve.parse("print(input())\n```\nNarration").code == "print(input())\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from simulator.problem import Problem
 from simulator.prompts import VERSIONS, kind_of, repair, simulate, solve
 
@@ -21,13 +23,14 @@ STDIN = Problem.from_dict(
 
 def test_solve_shows_the_problem_and_only_public_tests_after_a_one_shot_example() -> None:
     messages = solve.messages(CALL)
-    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant"]
     assert "```python" in messages[2]["content"]  # the example answer has the expected shape
-    last = messages[-1]["content"]
+    assert messages[-1]["content"] == solve.PREFILL == "```python\n"  # the reply starts inside the block
+    last = messages[-2]["content"]
     assert "Return twice x." in last and "`twice`" in last
     assert "assert twice(2) == 4" in last
     assert "18" not in last  # private tests never reach the model
-    assert "Example input:\nhi\nExample output:\nhi\n" in solve.messages(STDIN)[-1]["content"]
+    assert "Example input:\nhi\nExample output:\nhi\n" in solve.messages(STDIN)[-2]["content"]
 
 
 def test_simulate_call_is_cruxeval_style() -> None:
@@ -70,4 +73,5 @@ def test_kind_of_tells_the_prompts_apart() -> None:
 
 def test_every_template_has_a_version() -> None:
     assert VERSIONS == {"solve": solve.VERSION, "simulate": simulate.VERSION, "repair": repair.VERSION}
-    assert all(v.endswith("-v1") for v in VERSIONS.values())
+    assert all(re.fullmatch(r"[a-z]+-v[0-9]+", v) for v in VERSIONS.values())
+    assert solve.VERSION == "solve-v2"  # issue 12: prefilled fence, stop at the closing one

@@ -13,7 +13,7 @@ Items:
 - ``cruxeval``: the first 50 records of /work/shared/benchmarks/cruxeval/dev.jsonl (file order),
   simulated on ``f(<input>)``;
 - ``mbpp``: the model's own solutions (the app's solve prompt, ``simulator.prompts.solve``, parsed by
-  ``simulator.prompts.parsing.extract_code``) to MBPP sanitized dev problems in file order; a candidate
+  ``simulator.prompts.solve.parse``) to MBPP sanitized dev problems in file order; a candidate
   is kept when it parses and defines the entry point, the first 12 kept, each simulated on its
   problem's first test call;
 - ``stdin``: the model's solutions to the stdin example problems in examples/*.json (kept when they
@@ -49,7 +49,6 @@ from simulator.llm.client import ChatClient
 from simulator.pipeline.settings import Settings
 from simulator.problem import Problem
 from simulator.prompts import simulate, solve
-from simulator.prompts.parsing import extract_code
 
 REPO = Path(__file__).resolve().parents[4]
 CRUXEVAL = Path("/work/shared/benchmarks/cruxeval/dev.jsonl")
@@ -144,9 +143,10 @@ async def _solve(client: ChatClient, settings: Settings, problem: Problem) -> tu
         temperature=settings.temperature,
         top_p=settings.top_p,
         max_tokens=settings.max_tokens,
+        stop=list(solve.STOP),
     )
     text = result.choices[0].text
-    return extract_code(text).code, text
+    return solve.parse(text).code, text
 
 
 async def mbpp_items(client: ChatClient, settings: Settings) -> list[Item]:
