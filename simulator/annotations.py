@@ -1,10 +1,9 @@
-"""Verifying an NLEX text against a real trace, and the JSONL record annotators' corrections are
-exported as (the format ``training.data.examples.annotation_examples`` reads).
+"""The JSONL record annotators' corrections are exported as (the format
+``training.data.examples.annotation_examples`` reads).
 
-``verify(text, trace, code)`` checks every claim of the text (``simulator.nlex.check``) and returns a
-``Verification``: counts, the first false claim, and per-claim ``marks`` with character offsets so a
-page can colour each claim right or wrong. A text *passes* when no claim is false and at least one
-claim was checked true: a correction that contradicts the real execution never passes.
+A correction is checked by the one verifier, ``simulator.nlex.verify``: it is *verified* when its
+answer was checked true against the real run and no claim is false, so a correction that contradicts
+the real execution, or says nothing checkable about the result, is never exported as verified.
 
 Export record (one JSON object per line)::
 
@@ -13,96 +12,20 @@ Export record (one JSON object per line)::
      "source_run": str,      # the run the simulation came from
      "model": str,           # the model (or checkpoint) that wrote the original simulation
      "annotator": str,       # whose text this is
-     "verification": {"passed": bool, "claims": int, "true": int, "false": int, "unverifiable": int,
-                      "accuracy": float | null, "first_false": {...} | null},
+     "verification": {...},  # simulator.nlex.verify.Verification.to_dict(): verified, answer, claims, ...
      "item": int, "candidate": int, "test": int, "turn": int, "sample": int,
      "decided_by": "agreement" | "adjudication", "adjudicator": str | null, "schema_version": int}
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from simulator import SCHEMA_VERSION
-from simulator.execution.trace import Trace
-from simulator.nlex import check_text, program_names
 
 EXPORT_FIELDS = ("prompt", "completion", "source_run", "model", "annotator", "verification")
 STATUSES = ("verified", "unverified", "all")
-
-
-@dataclass
-class ClaimMark:
-    """One claim's place in the text and its verdict against the trace."""
-
-    start: int
-    end: int
-    kind: str
-    text: str
-    verdict: str  # "true" | "false" | "unverifiable"
-    step: int | None = None
-    actual: str | None = None
-    reason: str = ""
-    claimed: str | None = None
-
-
-@dataclass
-class Verification:
-    passed: bool
-    claims: int
-    true: int
-    false: int
-    unverifiable: int
-    accuracy: float | None
-    first_false: dict[str, Any] | None
-    marks: list[ClaimMark] = field(default_factory=list)
-
-    def summary(self) -> dict[str, Any]:
-        """The JSON-safe summary stored with an annotation and exported (marks left out)."""
-        data = asdict(self)
-        data.pop("marks")
-        return data
-
-
-def verify(text: str, trace: Trace, code: str) -> Verification:
-    """Check every claim of ``text`` against ``trace`` (the real execution of ``code``)."""
-    result = check_text(text, trace, program_names(code))
-    marks = [
-        ClaimMark(
-            start=v.claim.start,
-            end=v.claim.end,
-            kind=v.claim.kind,
-            text=v.claim.text,
-            verdict=v.verdict,
-            step=v.step,
-            actual=v.actual,
-            reason=v.reason,
-            claimed=v.claim.value,
-        )
-        for v in result.verdicts
-    ]
-    first = next((m for m in marks if m.verdict == "false"), None)
-    true, false = result.count("true"), result.count("false")
-    return Verification(
-        passed=false == 0 and true > 0,
-        claims=len(marks),
-        true=true,
-        false=false,
-        unverifiable=result.count("unverifiable"),
-        accuracy=result.accuracy,
-        first_false=None
-        if first is None
-        else {
-            "text": first.text,
-            "kind": first.kind,
-            "step": first.step,
-            "claimed": first.claimed,
-            "actual": first.actual,
-            "start": first.start,
-        },
-        marks=marks,
-    )
 
 
 def prompt_for(code: str, *, call: str | None = None, stdin: str | None = None) -> str:
@@ -136,7 +59,7 @@ class ExportRecord:
 
     @property
     def verified(self) -> bool:
-        return bool(self.verification.get("passed"))
+        return self.verification.get("verified") is True
 
 
 def keep(record: ExportRecord, status: str) -> bool:

@@ -109,6 +109,11 @@ class Verification:
         return sum(1 for c in self.claims if c.verdict == verdict)
 
     @property
+    def counts(self) -> dict[str, int]:
+        """Claims per verdict (templates read ``counts.false`` from this object and its dict alike)."""
+        return {v: self.count(v) for v in ("true", "false", "unverifiable")}
+
+    @property
     def accuracy(self) -> float | None:
         """True claims over checked (true or false) claims; None when nothing was checked."""
         checked = self.count("true") + self.count("false")
@@ -137,7 +142,7 @@ class Verification:
             "claims": data["claims"],
             "first_divergence": data["first_divergence"],
             "message": self.message,
-            "counts": {v: self.count(v) for v in ("true", "false", "unverifiable")},
+            "counts": self.counts,
         }
 
     @classmethod

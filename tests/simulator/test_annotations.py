@@ -1,4 +1,4 @@
-"""Verifying an NLEX text against a real trace, the export record, and its status filter."""
+"""The export record of annotators' corrections, its status filter, and what training reads of it."""
 
 from __future__ import annotations
 
@@ -7,54 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.annotations import EXPORT_FIELDS, ExportRecord, keep, prompt_for, verify
-from simulator.execution.trace import Step, Trace, Value
+from simulator.annotations import EXPORT_FIELDS, ExportRecord, keep, prompt_for
 
 CODE = "def add_one(x):\n    y = x + 1\n    return y\n"
-
-
-def _trace(x: int) -> Trace:
-    """The trace the tracer records for add_one(x) (written out: no sandbox needed)."""
-    v = lambda n: Value(repr(n), "int")  # noqa: E731
-    return Trace(
-        steps=[
-            Step(0, "call", "add_one", 1, 0, {"x": v(x)}, frame=1),
-            Step(1, "line", "add_one", 2, 0, frame=1),
-            Step(2, "line", "add_one", 3, 0, {"y": v(x + 1)}, frame=1),
-            Step(3, "return", "add_one", 3, 0, value=v(x + 1), frame=1),
-        ],
-        source=CODE,
-    )
-
-
-RIGHT = (
-    "[THOUGHT] add_one is called with x = 5. y becomes 6. It returns 6. [/THOUGHT]\n"
-    "[ANSWER] assert add_one(5) == 6 [/ANSWER]"
-)
-WRONG = RIGHT.replace("y becomes 6", "y becomes 7")
-
-
-def test_a_text_that_agrees_with_the_trace_passes():
-    result = verify(RIGHT, _trace(5), CODE)
-    assert result.passed and result.false == 0 and result.true >= 3
-    assert result.first_false is None
-
-
-def test_a_contradicting_claim_fails_and_is_located():
-    result = verify(WRONG, _trace(5), CODE)
-    assert not result.passed and result.false == 1
-    assert result.first_false["text"] == "y becomes 7" and result.first_false["actual"] == "6"
-    mark = next(m for m in result.marks if m.verdict == "false")
-    assert WRONG[mark.start : mark.end] == "y becomes 7" and mark.step == 2
-
-
-def test_a_text_without_checkable_claims_does_not_pass():
-    assert not verify("It adds one.", _trace(5), CODE).passed
-
-
-def test_summary_is_json_and_has_no_marks():
-    summary = verify(WRONG, _trace(5), CODE).summary()
-    assert "marks" not in summary and json.loads(json.dumps(summary))["passed"] is False
 
 
 def test_prompt_is_the_simulate_prompts_user_turn():
@@ -70,7 +25,7 @@ def _record(passed: bool) -> ExportRecord:
         source_run="r",
         model="m",
         annotator="ann",
-        verification={"passed": passed},
+        verification={"verified": passed},
         item=1,
         candidate=0,
         test=0,

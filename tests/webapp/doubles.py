@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from simulator.pipeline.events import Event, Sequencer
+from tests.simulator.pipeline.pipeline_doubles import double_verification
 
 XSS = "<script>alert('x')</script>"
 
@@ -185,8 +186,11 @@ async def scripted_pipeline(
                         "public": test.public,
                         "status": "ok",
                         "output": test.output,
+                        "expected": test.output,
                         "passed": True,
-                        "divergence": {"step": 3, "line": 2, "simulated": "x=1", "real": "x=2"},
+                        "verification": double_verification({"claimed": "1", "actual": "2"}).to_dict()
+                        if test.public
+                        else None,
                     },
                 )
             )
@@ -256,7 +260,7 @@ async def scripted_simulation(
         expected="3",
         passed=False,
         predicted="3",
-        divergence={"line": 2, "claim": "x = 2", "real": "x = 3"},
+        verification=double_verification({"claimed": "2", "actual": "3"}).to_dict(),
     )
     yield emit(
         "run_finished",
@@ -264,6 +268,6 @@ async def scripted_simulation(
         real_output="4",
         status="ok",
         match=False,
-        divergence={"line": 2, "claim": "x = 2", "real": "x = 3"},
+        verification=double_verification({"claimed": "2", "actual": "3"}).to_dict(),
         totals={"tokens": 5},
     )

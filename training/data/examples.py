@@ -163,7 +163,9 @@ ANNOTATION_FIELDS = ("prompt", "completion", "source_run", "model", "annotator",
 
 def annotation_examples(path: Path) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Annotator exports (JSONL: prompt, completion, source_run, model, annotator, verification) as SFT
-    examples. Kept: verification passed (``verification.passed`` true or ``verification`` == "passed").
+    examples. Kept: ``verification.verified`` is true (``simulator.nlex.verify``: the answer checked
+    true, no claim false). Older exports said ``passed`` with a verifier that missed answers cut of
+    their closing tag; they count as unverified: run ``manage.py reverify`` and export again.
     Returns (examples, counts by outcome)."""
     refuse_benchmarks(path)
     counts = {"kept": 0, "malformed": 0, "unverified": 0, "duplicate": 0}
@@ -183,10 +185,7 @@ def annotation_examples(path: Path) -> tuple[list[dict[str, Any]], dict[str, int
             counts["malformed"] += 1
             continue
         verification = record.get("verification")
-        passed = verification == "passed" or (
-            isinstance(verification, dict) and verification.get("passed") is True
-        )
-        if not passed:
+        if not (isinstance(verification, dict) and verification.get("verified") is True):
             counts["unverified"] += 1
             continue
         key = (record["prompt"], record["completion"])

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.annotations import verify
+from simulator.nlex.verify import verify
 from webapp.annotation.models import AnnotationItem
 from webapp.explorer.conf import annotations_per_item, explorer_max_steps
-from webapp.explorer.programs import NoProgram, program_for_run, traced
+from webapp.explorer.programs import traced
 
 
 @dataclass
@@ -31,15 +31,15 @@ def enqueue_run(run: Any, *, required: int | None = None) -> EnqueueReport:
     for sim in simulations:
         label = f"candidate {sim.candidate} test {sim.test} turn {sim.turn} sample {sim.sample}"
         try:
-            program = program_for_run(run, sim.candidate, sim.test, sim.turn)
-        except NoProgram as exc:
+            program = run.program_of(sim.candidate, sim.test, sim.turn)
+        except LookupError as exc:
             report.skipped.append(f"{label}: {exc}")
             continue
         result = traced(program, explorer_max_steps())
         if result.trace is None or not result.trace.steps:
             report.skipped.append(f"{label}: no trace ({result.status}: {result.message})")
             continue
-        check = verify(sim.text, result.trace, program.code)
+        check = verify(sim.text, result.trace, program, status=result.status)
         AnnotationItem.objects.create(
             simulation=sim,
             run=run,
@@ -51,8 +51,8 @@ def enqueue_run(run: Any, *, required: int | None = None) -> EnqueueReport:
             text=sim.text,
             trace=result.trace.to_dict(),
             exec_status=result.status,
-            original_check={**check.summary(), "spans": [[m.start, m.end] for m in check.marks]},
-            divergent=check.false > 0,
+            original_check=check.to_dict(),
+            divergent=check.divergent,
             required=required,
         )
         report.created += 1

@@ -40,7 +40,7 @@ def _record(item: AnnotationItem) -> ExportRecord | None:
     if item.status != AnnotationItem.DONE or item.decision != Annotation.ACCEPT:
         return None
     accepted = list(item.annotations.filter(decision=Annotation.ACCEPT).select_related("annotator"))
-    chosen = next((a for a in accepted if a.passed), accepted[0])  # a verified text if any
+    chosen = next((a for a in accepted if a.verified), accepted[0])  # a verified text if any
     return ExportRecord(
         completion=chosen.text,
         annotator=chosen.annotator.get_username(),

@@ -16,6 +16,7 @@ from django.db import models
 
 from simulator.execution import Program
 from simulator.execution.trace import Trace as CoreTrace
+from simulator.nlex.verify import Verification, verify
 
 
 class AnnotationItem(models.Model):
@@ -36,8 +37,8 @@ class AnnotationItem(models.Model):
     text = models.TextField()  # the model's NLEX, as it wrote it
     trace = models.JSONField(default=dict)  # the real execution's trace
     exec_status = models.CharField(max_length=20)
-    original_check = models.JSONField(default=dict)  # simulator.annotations.Verification.summary() of `text`
-    divergent = models.BooleanField(default=False, db_index=True)
+    original_check = models.JSONField(default=dict)  # simulator.nlex.verify.Verification.to_dict() of `text`
+    divergent = models.BooleanField(default=False, db_index=True)  # original_check has a first divergence
     required = models.PositiveIntegerField(default=1)  # annotations wanted (agreement when > 1)
     status = models.CharField(max_length=12, choices=STATUSES, default=OPEN, db_index=True)
     decision = models.CharField(max_length=8, blank=True)  # "accept" | "reject" once decided
@@ -59,6 +60,17 @@ class AnnotationItem(models.Model):
     def core_trace(self) -> CoreTrace:
         return CoreTrace.from_dict(self.trace)
 
+    def claim_spans(self) -> list[tuple[int, int]]:
+        """Where the claims of the model's text are (character offsets), from its verification."""
+        claims = self.original_check.get("claims")
+        if isinstance(claims, list):
+            return [(c["start"], c["end"]) for c in claims]
+        return [tuple(span) for span in self.original_check.get("spans", [])]  # before re-verification
+
+    def verify(self, text: str) -> Verification:
+        """``text`` (the model's, or an annotator's correction) checked against this item's real run."""
+        return verify(text, self.core_trace(), self.program(), status=self.exec_status)
+
     def counted(self) -> models.QuerySet[Annotation]:
         """The annotations that count toward ``required`` (skips do not)."""
         return self.annotations.exclude(decision=Annotation.SKIP)
@@ -74,7 +86,7 @@ class Annotation(models.Model):
     )
     decision = models.CharField(max_length=8, choices=DECISIONS)
     text = models.TextField(blank=True)  # the corrected NLEX (accept) or the text as left (reject)
-    verification = models.JSONField(default=dict)  # Verification.summary() of `text`
+    verification = models.JSONField(default=dict)  # simulator.nlex.verify.Verification.to_dict() of `text`
     edited_claims = models.JSONField(default=list)  # per claim of item.text: True when edited
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -85,8 +97,8 @@ class Annotation(models.Model):
         ]
 
     @property
-    def passed(self) -> bool:
-        return bool(self.verification.get("passed"))
+    def verified(self) -> bool:
+        return self.verification.get("verified") is True
 
 
 class Adjudication(models.Model):

@@ -18,7 +18,6 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from simulator.agreement import edited_spans
-from simulator.annotations import verify
 from webapp.annotation.models import Adjudication, Annotation, AnnotationItem
 from webapp.explorer.conf import claim_seconds
 
@@ -153,9 +152,8 @@ def submit(item: AnnotationItem, user: Any, decision: str, text: str) -> Annotat
         if decision == Annotation.SKIP:
             summary, edited = {}, []
         else:
-            summary = verify(text, locked.core_trace(), locked.code).summary()
-            spans = [tuple(span) for span in locked.original_check.get("spans", [])]
-            edited = edited_spans(locked.text, text, spans)
+            summary = locked.verify(text).to_dict()
+            edited = edited_spans(locked.text, text, locked.claim_spans())
         annotation = Annotation.objects.create(
             item=locked,
             annotator=user,
@@ -196,7 +194,7 @@ def adjudicate(
     """Staff's final decision: replaces any earlier adjudication; the export follows it."""
     if decision not in (Annotation.ACCEPT, Annotation.REJECT):
         raise ValueError("decide accept or reject")
-    summary = verify(text, item.core_trace(), item.code).summary() if decision == Annotation.ACCEPT else {}
+    summary = item.verify(text).to_dict() if decision == Annotation.ACCEPT else {}
     with transaction.atomic():
         Adjudication.objects.filter(item=item).delete()
         adjudication = Adjudication.objects.create(

@@ -14,7 +14,7 @@ from webapp.annotation.models import Annotation, AnnotationItem
 def _units(item: AnnotationItem) -> tuple[list[str], list[list[str]]]:
     counted = [a for a in item.annotations.all() if a.decision != Annotation.SKIP]
     decisions = [a.decision for a in counted]
-    claims = len(item.original_check.get("spans", []))
+    claims = len(item.claim_spans())
     per_claim = []
     for i in range(claims):
         labels = [("edited" if a.edited_claims[i] else "kept") for a in counted if i < len(a.edited_claims)]

@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from simulator.annotations import STATUSES, verify
+from simulator.annotations import STATUSES
 from webapp.annotation import queue
 from webapp.annotation.enqueue import enqueue_run
 from webapp.annotation.export import write_jsonl
@@ -95,8 +95,8 @@ def next_item(request: HttpRequest) -> HttpResponse:
 
 
 def _verdicts_context(item: AnnotationItem, text: str) -> dict[str, Any]:
-    verification = verify(text, item.core_trace(), item.code)
-    return {"check": verification, "marked": marked_html(text, verification.marks)}
+    verification = item.verify(text)
+    return {"check": verification, "marked": marked_html(text, verification.claims)}
 
 
 @annotator_required
@@ -113,7 +113,7 @@ def review(request: HttpRequest, pk: int) -> HttpResponse:
     if not queue.claim(item, request.user):
         messages.error(request, f"Item {item.pk} is being reviewed by someone else.")
         return redirect("annotation:queue")
-    context = viewer_context(item.core_trace(), item.program(), model_text=item.text)
+    context = viewer_context(item.core_trace(), item.program(), model_text=item.text, status=item.exec_status)
     context.update(_verdicts_context(item, item.text))
     context.update(
         {
@@ -152,12 +152,12 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
     except ValueError as exc:
         messages.error(request, f"Not saved: {exc}.")
         return redirect(reverse("annotation:review", args=[item.pk]))
-    if decision == Annotation.ACCEPT and not annotation.passed:
-        false = annotation.verification.get("false", 0)
+    if decision == Annotation.ACCEPT and not annotation.verified:
+        why = annotation.verification.get("summary", "not verified")
         messages.warning(
             request,
-            f"Item {item.pk} accepted, but {false} claim(s) contradict the real execution: it is exported "
-            "only with --status unverified/all.",
+            f"Item {item.pk} accepted, but the text is not verified ({why}): it is exported only with "
+            "--status unverified/all.",
         )
     else:
         messages.success(request, f"Item {item.pk}: {decision}.")
@@ -229,9 +229,9 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("annotation:adjudication")
     rows = []
     for a in annotations:
-        check = verify(a.text, item.core_trace(), item.code)
-        rows.append({"annotation": a, "marked": marked_html(a.text, check.marks), "check": check})
-    context = viewer_context(item.core_trace(), item.program(), model_text=item.text)
+        check = item.verify(a.text)
+        rows.append({"annotation": a, "marked": marked_html(a.text, check.claims), "check": check})
+    context = viewer_context(item.core_trace(), item.program(), model_text=item.text, status=item.exec_status)
     context.update({"item": item, "rows": rows, "agreement": item_agreement(item)})
     return render(request, "annotation/adjudicate.html", context)
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator.annotations import verify
 from simulator.execution import Program
 from simulator.execution.trace import Trace
 from simulator.explore import explorer_payload
+from simulator.nlex.verify import verify
 from webapp.explorer.marks import marked_html
 
 
-def viewer_context(trace: Trace, program: Program, *, model_text: str = "") -> dict[str, Any]:
+def viewer_context(
+    trace: Trace, program: Program, *, model_text: str = "", status: str | None = None
+) -> dict[str, Any]:
+    """``status`` is the real run's (a run cut short leaves the model's answer unverifiable)."""
     context: dict[str, Any] = {
         "payload": explorer_payload(trace, program),
         "steps": len(trace.steps),
@@ -23,7 +26,7 @@ def viewer_context(trace: Trace, program: Program, *, model_text: str = "") -> d
         "model_text": model_text,
     }
     if model_text and trace.steps:
-        verification = verify(model_text, trace, program.code)
+        verification = verify(model_text, trace, program, status=status)
         context["verification"] = verification
-        context["model_html"] = marked_html(model_text, verification.marks)
+        context["model_html"] = marked_html(model_text, verification.claims)
     return context

@@ -9,10 +9,10 @@ from collections.abc import Iterable
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from simulator.annotations import ClaimMark
+from simulator.nlex.verify import ClaimCheck
 
 
-def _title(mark: ClaimMark) -> str:
+def _title(mark: ClaimCheck) -> str:
     where = f" at step {mark.step}" if mark.step is not None else ""
     if mark.verdict == "true":
         return f"right: the real execution agrees{where}"
@@ -22,7 +22,7 @@ def _title(mark: ClaimMark) -> str:
     return f"not checkable: {mark.reason or 'no matching value in the trace'}"
 
 
-def marked_html(text: str, marks: Iterable[ClaimMark]) -> SafeString:
+def marked_html(text: str, marks: Iterable[ClaimCheck]) -> SafeString:
     """``text`` escaped, with claim spans (overlapping claims: the first one wins)."""
     out: list[str] = []
     position = 0

@@ -13,13 +13,14 @@ from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
+from webapp.accounts.roles import is_staff
 from webapp.explorer.conf import explorer_max_steps
 from webapp.explorer.context import viewer_context
 from webapp.explorer.forms import ExploreForm
 from webapp.explorer.models import Trace
-from webapp.explorer.programs import NoProgram, program_for_run, traced
+from webapp.explorer.programs import traced
 from webapp.limits import trace_slot
-from webapp.runs.models import Run, Simulation
+from webapp.runs.models import Run
 
 
 def _save(owner: Any, program: Any, **fields: Any) -> Trace:
@@ -66,46 +67,63 @@ def explore_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def explore_run(request: HttpRequest, run_id: Any) -> HttpResponse:
-    """Pick a candidate and a test of a run; POST opens (or reopens) its real trace."""
+    """Pick a candidate and a test of a run; POST opens (or reopens) its real trace beside the
+    simulation the run verified on it. A GET naming ``candidate``, ``test`` (and ``turn``, ``step``),
+    as the run page's "see step N" links do, goes straight to a trace already saved, else offers it."""
     run = get_object_or_404(Run.objects.visible_to(request.user), id=run_id)
-    if request.method == "POST":
+    source = request.POST if request.method == "POST" else request.GET
+    asked = None
+    if "candidate" in source and "test" in source:
         try:
-            candidate, test = int(request.POST["candidate"]), int(request.POST["test"])
-            turn = int(request.POST.get("turn", 0))
-            program = program_for_run(run, candidate, test, turn)
-        except (KeyError, ValueError, NoProgram) as exc:
+            candidate, test = int(source["candidate"]), int(source["test"])
+            turn, step = int(source.get("turn") or 0), int(source.get("step") or 0)
+            program = run.program_of(candidate, test, turn)
+            if not test_open_to(run, test, request.user):
+                raise LookupError(f"{run.test_label(test)} is private to the problem's owner")
+        except (KeyError, ValueError, LookupError) as exc:
             messages.error(request, f"Cannot open that trace: {exc}")
             return redirect("explorer:run", run_id=run.id)
         existing = Trace.objects.filter(
             owner=request.user, run=run, candidate=candidate, test=test, code=program.code
         ).first()
+        at_step = f"#step-{step}" if step else ""
         if existing is not None:
-            return redirect("explorer:view", slug=existing.slug)
-        simulation = Simulation.objects.filter(run=run, candidate=candidate, test=test, turn=turn).first()
-        title = run.problem.title if run.problem else "Simulate my code"
-        trace = _save(
-            request.user,
-            program,
-            title=f"{title}: candidate {candidate}, test {test}",
-            model_text=simulation.text if simulation is not None else "",
-            model_name=str(run.provenance.get("model") or run.settings.get("model") or ""),
-            run=run,
-            candidate=candidate,
-            test=test,
-        )
-        return redirect("explorer:view", slug=trace.slug)
+            return redirect(reverse("explorer:view", args=[existing.slug]) + at_step)
+        if request.method == "POST":
+            title = run.problem.title if run.problem else "Simulate my code"
+            trace = _save(
+                request.user,
+                program,
+                title=f"{title}: candidate {candidate}, {run.test_label(test)}",
+                model_text=run.judged_nlex(candidate, turn).get(test, ""),
+                model_name=str(run.provenance.get("model") or run.settings.get("model") or ""),
+                run=run,
+                candidate=candidate,
+                test=test,
+            )
+            return redirect(reverse("explorer:view", args=[trace.slug]) + at_step)
+        asked = {"candidate": candidate, "test": test, "turn": turn, "step": step}
     core = run.core_problem()
     tests = [(i, t) for i, t in enumerate(core.tests) if t.public]
     candidates = [c for c in run.candidates.all() if c.code] if run.kind != "simulate" else []
-    return render(
-        request,
-        "explorer/run.html",
-        {"run": run, "tests": tests, "candidates": candidates, "simulate": run.kind == "simulate"},
-    )
+    context = {"run": run, "tests": tests, "candidates": candidates, "simulate": run.kind == "simulate"}
+    return render(request, "explorer/run.html", {**context, "asked": asked})
+
+
+def test_open_to(run: Run, test: int, user: Any) -> bool:
+    """Whether ``user`` may trace ``run``'s program on test ``test``: public tests to whoever may
+    see the run; private ones only to the problem's owner and staff (a run on someone else's public
+    problem must not open its private inputs)."""
+    core = run.core_problem()
+    if run.kind == "simulate" or core.tests[test].public:
+        return True
+    return is_staff(user) or (run.problem is not None and run.problem.owner_id == user.pk)
 
 
 def _context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
-    context = viewer_context(trace.core_trace(), trace.program(), model_text=trace.model_text)
+    context = viewer_context(
+        trace.core_trace(), trace.program(), model_text=trace.model_text, status=trace.status
+    )
     context.update(
         {
             "saved": trace,

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import QuerySet
+from django.urls import reverse
 
+from simulator.execution.program import Program
+from simulator.pipeline.executor import program_for
+from simulator.pipeline.settings import Settings as PipelineSettings
 from simulator.problem import Problem as CoreProblem
 from simulator.problem import TestCase as CoreTestCase
 from webapp.accounts.roles import is_staff
@@ -66,20 +71,40 @@ class Run(models.Model):
     # "Simulate my code": the pasted program and input.
     code = models.TextField(blank=True)
     code_input = models.TextField(blank=True)
+    # The problem as it was when the run was made (simulator.problem's JSON form): the run, its pages,
+    # its export and its real executions read this, never the problem as edited since.
+    problem_snapshot = models.JSONField(null=True, blank=True)
 
     objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.problem_snapshot is None and self.problem_id is not None:
+            self.problem_snapshot = self.problem.to_core().to_dict()
+        super().save(*args, **kwargs)
+
     @property
     def is_active(self) -> bool:
         return self.status in self.ACTIVE
 
+    @cached_property
+    def pipeline_settings(self) -> PipelineSettings:
+        """The pipeline's Settings, parsed once from what the run stores (``mode`` is the web app's
+        own). Raises SettingsError naming a bad field."""
+        known = {k: v for k, v in self.settings.items() if k in PipelineSettings.__dataclass_fields__}
+        if not known.get("model"):
+            known["model"] = None
+        return PipelineSettings.from_dict(known)
+
     def core_problem(self) -> CoreProblem:
-        """What the pipeline is given: the problem, or for "Simulate my code" a one-test problem whose
-        ``extra`` holds the pasted program (``code``) and how its input is fed (``mode``)."""
-        if self.problem is not None:
+        """What the pipeline is given: the problem as it was when the run was made, or for "Simulate
+        my code" a one-test problem whose ``extra`` holds the pasted program (``code``) and how its
+        input is fed (``mode``)."""
+        if self.problem_snapshot is not None:
+            return CoreProblem.from_dict(self.problem_snapshot)
+        if self.problem is not None:  # a run made before snapshots
             return self.problem.to_core()
         mode = self.settings.get("mode", "call")
         return CoreProblem(
@@ -93,6 +118,77 @@ class Run(models.Model):
     @property
     def group_name(self) -> str:
         return f"run_{self.id.hex}"
+
+    # -- what the run holds: one answer for every view, the explorer, the queue and the export ------
+
+    @staticmethod
+    def test_label(index: int) -> str:
+        """The one name of test ``index`` (an index into all the problem's tests, as in the events) on
+        every screen: the matrix, the candidate cards, the real-execution table, the explorer."""
+        return f"test {index + 1}"
+
+    def code_of(self, candidate: int, turn: int = 0) -> str:
+        """The program of ``candidate`` after ``turn`` repairs ("" when the run has none): turn 0 is
+        the sampled candidate; turn t the program repair turn t wrote, or the one it kept."""
+        if self.kind == "simulate":
+            return self.code
+        if turn > 0:
+            repair = self.repair_turns.filter(turn=turn).first()
+            return (repair.code or repair.previous_code) if repair is not None else ""
+        row = self.candidates.filter(index=candidate).first()
+        return row.code if row is not None else ""
+
+    @property
+    def chosen_candidate(self) -> int:
+        """The candidate the run went on with: the final one, else the selected one (else 0)."""
+        if self.final_candidate is not None:
+            return self.final_candidate
+        return int((self.selected or {}).get("candidate") or 0)
+
+    def final_program(self) -> tuple[int | None, str]:
+        """(turn, code) of the final program: the last repair turn that wrote it (turn 0: the selected
+        candidate); (None, "") when the run has none (it failed or was cancelled before selection)."""
+        code = self.final_code
+        repaired = self.repair_turns.filter(done=True).exclude(code="").order_by("-turn")
+        if not code:  # not finished: the program the run had reached
+            last = repaired.first()
+            if last is not None:
+                return last.turn, last.code
+            selected = self.candidates.filter(selected=True).first()
+            return (0, selected.code) if selected is not None and selected.code else (None, "")
+        for turn in repaired:
+            if turn.code == code:
+                return turn.turn, code
+        return 0, code
+
+    def judged_nlex(self, candidate: int, turn: int = 0) -> dict[int, str]:
+        """Per public test: the NLEX of the first sample whose prediction the verdict took (else the
+        first sample with text): the simulation that is verified against the real run."""
+        winners = {v.test: v.simulated for v in self.verdicts.filter(candidate=candidate, turn=turn)}
+        by_test: dict[int, list[Simulation]] = {}
+        for sim in self.simulations.filter(candidate=candidate, turn=turn, done=True).exclude(text=""):
+            by_test.setdefault(sim.test, []).append(sim)  # ordered by sample (the model's ordering)
+        return {
+            test: next(
+                (s for s in sims if s.predicted is not None and s.predicted == winners.get(test)), sims[0]
+            ).text
+            for test, sims in by_test.items()
+        }
+
+    def program_of(self, candidate: int, test: int, turn: int = 0) -> Program:
+        """The program that runs ``candidate`` (after ``turn`` repairs) on test ``test`` of the run.
+        Raises LookupError when the run has no such program or test."""
+        code = self.code_of(candidate, turn)
+        if not code:
+            raise LookupError(f"no code for candidate {candidate} (turn {turn}) in this run")
+        if self.kind == "simulate":
+            if self.settings.get("mode", "call") == "stdin":
+                return Program(code=code, stdin=self.code_input)
+            return Program(code=code, call=self.code_input.strip())
+        core = self.core_problem()
+        if not 0 <= test < len(core.tests):
+            raise LookupError(f"the problem has no {self.test_label(test)}")
+        return program_for(core, code, core.tests[test])
 
 
 class RunEvent(models.Model):
@@ -158,7 +254,7 @@ class Verdict(models.Model):
     simulated = models.TextField(null=True, blank=True)
     match = models.BooleanField(default=False)
     source = models.CharField(max_length=20, default="simulated")  # or "real execution" (oracle mode)
-    real = models.JSONField(null=True, blank=True)  # with `real`: status, output, match, divergence
+    real = models.JSONField(null=True, blank=True)  # with `real`: executor.RealRun.to_dict()
 
     class Meta:
         ordering = ["turn", "candidate", "test"]
@@ -194,7 +290,15 @@ class Execution(models.Model):
     status = models.CharField(max_length=20)
     output = models.TextField(blank=True)
     passed = models.BooleanField(default=False)
-    divergence = models.JSONField(null=True, blank=True)
+    expected = models.TextField(null=True, blank=True)
+    # simulator.nlex.verify.Verification.to_dict() of the NLEX judged on this (public) test, or None
+    verification = models.JSONField(null=True, blank=True)
+
+    @property
+    def explorer_link(self) -> str:
+        """The explorer for this program on this test (the page adds ``&step=N``)."""
+        url = reverse("explorer:run", args=[self.run_id])
+        return f"{url}?candidate={self.candidate}&turn={self.turn}&test={self.test}"
 
     class Meta:
         ordering = ["candidate", "turn", "-public", "test"]

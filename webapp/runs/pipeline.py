@@ -15,7 +15,6 @@ from typing import Any
 from django.conf import settings
 
 from simulator.execution.program import Program
-from simulator.pipeline.settings import Settings
 
 PipelineFn = Callable[..., AsyncIterator[Any]]
 
@@ -24,15 +23,6 @@ def load_pipeline(kind: str = "solve") -> PipelineFn:
     path = settings.EXECSIM_SIMULATE_PIPELINE if kind == "simulate" else settings.EXECSIM_PIPELINE
     module_name, _, attr = path.replace(":", ".").rpartition(".")
     return getattr(importlib.import_module(module_name), attr)
-
-
-def build_settings(data: dict[str, Any]) -> Settings:
-    """The pipeline's Settings from what a Run stores (form fields; extra keys such as ``mode`` are
-    the web app's own). Raises SettingsError naming a bad field."""
-    known = {k: v for k, v in data.items() if k in Settings.__dataclass_fields__}
-    if not known.get("model"):
-        known["model"] = None
-    return Settings.from_dict(known)
 
 
 def program_for_simulation(code: str, code_input: str, mode: str) -> Program:

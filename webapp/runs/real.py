@@ -18,7 +18,7 @@ from typing import Any
 from django.core.cache import cache
 
 from simulator.pipeline.execute import RealProgram
-from webapp.runs.models import Candidate, RepairTurn, Run, Simulation, Verdict
+from webapp.runs.models import Candidate, Run
 
 FLAG_SECONDS = 600
 _KEY = "execsim:run-real:{}"
@@ -44,57 +44,25 @@ def clear(run_id: Any) -> None:
 def programs_for(run: Run) -> list[RealProgram]:
     """The run's candidates with code, then its final program when a repair produced it."""
     candidates = [c for c in Candidate.objects.filter(run=run).order_by("index") if c.code]
-    final_turn, final_code = _final(run)
+    final_turn, final_code = run.final_program()
     programs = [
         RealProgram(
             candidate=c.index,
             code=c.code,
             final=final_turn == 0 and c.code == final_code and c.selected,
-            nlex=judged_nlex(run, c.index, 0),
+            nlex=run.judged_nlex(c.index, 0),
         )
         for c in candidates
     ]
     if final_turn:
-        chosen = run.final_candidate if run.final_candidate is not None else run.selected.get("candidate", 0)
+        chosen = run.chosen_candidate
         programs.append(
             RealProgram(
                 candidate=chosen,
                 code=final_code,
                 turn=final_turn,
                 final=True,
-                nlex=judged_nlex(run, chosen, final_turn),
+                nlex=run.judged_nlex(chosen, final_turn),
             )
         )
     return programs
-
-
-def _final(run: Run) -> tuple[int | None, str]:
-    """(turn, code) of the final program: the last repair turn that wrote it (turn 0: the selected
-    candidate); (None, "") when the run has none (it failed or was cancelled before selection)."""
-    code = run.final_code
-    repaired = RepairTurn.objects.filter(run=run, done=True).exclude(code="").order_by("-turn")
-    if not code:  # not finished: the program the run had reached
-        last = repaired.first()
-        if last is not None:
-            return last.turn, last.code
-        selected = Candidate.objects.filter(run=run, selected=True).first()
-        return (0, selected.code) if selected is not None and selected.code else (None, "")
-    for turn in repaired:
-        if turn.code == code:
-            return turn.turn, code
-    return 0, code
-
-
-def judged_nlex(run: Run, candidate: int, turn: int) -> dict[int, str]:
-    """Per public test: the NLEX of the first sample whose prediction the verdict took (else the first
-    sample with text)."""
-    winners = {v.test: v.simulated for v in Verdict.objects.filter(run=run, candidate=candidate, turn=turn)}
-    by_test: dict[int, list[Simulation]] = {}
-    for sim in Simulation.objects.filter(run=run, candidate=candidate, turn=turn, done=True).exclude(text=""):
-        by_test.setdefault(sim.test, []).append(sim)  # ordered by sample (the model's ordering)
-    return {
-        test: next(
-            (s for s in sims if s.predicted is not None and s.predicted == winners.get(test)), sims[0]
-        ).text
-        for test, sims in by_test.items()
-    }

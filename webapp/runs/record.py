@@ -209,7 +209,8 @@ def apply_event(run: Run, type: str, p: dict[str, Any]) -> None:
                 "status": p.get("status", ""),
                 "output": p.get("output") or "",
                 "passed": bool(p.get("passed")),
-                "divergence": p.get("divergence"),
+                "expected": p.get("expected"),
+                "verification": p.get("verification"),
             },
         )
     elif type in FINAL_STATUS:

@@ -111,13 +111,14 @@ def _parts(run: Run | Any, event: dict[str, Any]) -> list[Part]:
         execution = Execution.objects.filter(
             run=run, candidate=p["candidate"], turn=p.get("turn") or 0, test=p["test"]
         ).first()
-        if execution:
+        if execution:  # share-link readers get no explorer links
+            context = {"x": execution, "append": True}
             # the owner's message goes to the run's owner (and staff), who may not own the problem
             hidden = {False: hidden_tests(run, run.user), True: hidden_tests(run, None)}
             parts.append(
                 lambda readonly: render_to_string(
                     "runs/fragments/execution_row.html",
-                    {"x": execution, "append": True, "hidden_tests": hidden[readonly]},
+                    {**context, "readonly": readonly, "hidden_tests": hidden[readonly]},
                 )
             )
     ctx: dict[str, Any] | None = None
@@ -126,6 +127,8 @@ def _parts(run: Run | Any, event: dict[str, Any]) -> list[Part]:
             parts.append('<div id="executions-rows" hx-swap-oob="true"></div>')
         ctx = run_context(run)
         parts.append(_for_viewer("run_real.html", ctx))
+        if p.get("state") == "finished":
+            parts.append(_partial("final.html", **ctx))
     if type_ in ("run_started", "stage", "run_finished", "run_failed", "run_cancelled"):
         ctx = ctx or run_context(run)
         parts.append(_for_viewer("status.html", ctx))

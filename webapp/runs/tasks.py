@@ -25,7 +25,7 @@ from django.utils import timezone
 from webapp.celery import app
 from webapp.runs import cancel as cancel_signal
 from webapp.runs.models import Run
-from webapp.runs.pipeline import build_settings, load_pipeline, make_client, program_for_simulation
+from webapp.runs.pipeline import load_pipeline, make_client, program_for_simulation
 from webapp.runs.record import append_final, record_and_publish
 from webapp.runs.signals import run_ended
 
@@ -48,7 +48,7 @@ def execute_run(run_id: str) -> str:
     try:
         subject = _subject_for(run)
         pipeline = load_pipeline(run.kind)
-        run_settings = build_settings(run.settings)
+        run_settings = run.pipeline_settings
         client = make_client(run.settings.get("model"))  # no connection until the pipeline uses it
     except Exception as exc:  # a configuration problem: say so on the run, do not crash the worker
         log.exception("run %s could not start", run_id)

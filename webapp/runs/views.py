@@ -25,7 +25,6 @@ from webapp.runs import cancel as cancel_signal
 from webapp.runs import privacy, real, runner
 from webapp.runs.forms import SimulateForm
 from webapp.runs.models import Run
-from webapp.runs.pipeline import build_settings
 from webapp.runs.record import DONE_STATUSES, append_final, reap_stale_runs
 from webapp.runs.views_context import run_context
 
@@ -56,7 +55,7 @@ def solve(request: HttpRequest, pk: int) -> HttpResponse:
     if run_settings.get("seed") is None:
         run_settings["seed"] = random.SystemRandom().randrange(2**31)
     try:
-        build_settings(run_settings)
+        Run(settings=run_settings).pipeline_settings  # noqa: B018 (validates the settings)
     except SettingsError as exc:
         messages.error(request, f"Not started: {exc.field}: {exc.message}")
         return redirect("problems:detail", pk=pk)

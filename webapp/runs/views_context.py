@@ -38,6 +38,7 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
     verdicts = {(v.turn, v.candidate, v.test): v for v in run.verdicts.all()}
     turns_by_no = {t.turn: t for t in run.repair_turns.all()}
     chosen = run.selected.get("candidate") if run.selected else None
+    executions = list(run.executions.all())
 
     def sims_for(c: int | None, turn: int) -> list[dict[str, Any]]:
         return [
@@ -72,12 +73,27 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         "readonly": readonly,
         "cards": cards,
         "public_tests": [t for _, t in public],
+        "public_indexed": public,
+        "final_checks": _final_checks(run, executions),
         "matrix": matrix,
         "repairs": repairs,
-        "executions": list(run.executions.all()),
+        "executions": executions,
         "stages": sorted(run.stages.items(), key=_stage_order),
         **_real_context(run),
     }
+
+
+def _final_checks(run: Run, executions: list[Any]) -> list[Any]:
+    """The final program's public-test executions that verified a simulation: the run's summary of
+    how its simulations held up, in the same words as the table and the explorer."""
+    if run.final_candidate is None:
+        return []
+    turn, _ = run.final_program()
+    return [
+        x
+        for x in executions
+        if x.candidate == run.final_candidate and x.turn == (turn or 0) and x.public and x.verification
+    ]
 
 
 def _real_context(run: Run) -> dict[str, Any]:

@@ -100,16 +100,17 @@ def test_annotation_exports_keep_verified_unique_records(tmp_path):
     path = tmp_path / "export.jsonl"
     base = {"prompt": "p", "completion": "c", "source_run": "run-1", "model": "m", "annotator": "ann"}
     lines = [
-        {**base, "verification": {"passed": True}},
-        {**base, "verification": {"passed": True}},  # duplicate
-        {**base, "completion": "c2", "verification": {"passed": False}},
-        {**base, "completion": "c3", "verification": "passed"},
+        {**base, "verification": {"verified": True}},
+        {**base, "verification": {"verified": True}},  # duplicate
+        {**base, "completion": "c2", "verification": {"verified": False}},
+        {**base, "completion": "c3", "verification": {"verified": True}},
+        {**base, "completion": "c4", "verification": {"passed": True}},  # the old verifier's word: not trusted
         {"prompt": 1},
     ]
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
     examples, counts = annotation_examples(path)
     assert [e["completion"] for e in examples] == ["c", "c3"]
-    assert counts == {"kept": 2, "malformed": 2, "unverified": 1, "duplicate": 1}
+    assert counts == {"kept": 2, "malformed": 2, "unverified": 2, "duplicate": 1}
     assert examples[0]["source"] == "annotation:ann:m"
 
 

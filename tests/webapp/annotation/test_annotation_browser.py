@@ -34,26 +34,27 @@ def test_annotate_adjudicate_and_export(page_as, live_server, sim_run, ann1, ann
     assert page.locator('[data-testid="queue-waiting"]').inner_text() == "1"
     page.click('[data-testid="queue-start"]')
     page.wait_for_url(_review(wrong))
-    assert "y becomes 7" in page.locator('[data-testid="review-divergence"]').inner_text()
+    assert "y becomes 7" in page.locator('[data-testid="review-verification"]').inner_text()
     text = page.locator('[data-testid="review-text"]')
     text.fill(WRONG_5.replace("y becomes 7", "y becomes 8"))
-    flag = page.locator('[data-testid="verdicts-flag"]')
+    flag = page.locator('[data-testid="verdicts"] [data-label="diverges"]')
     flag.wait_for()
     page.wait_for_function(
-        "document.querySelector('[data-testid=verdicts-flag]').textContent.includes('y becomes 8')"
+        "document.querySelector('[data-testid=verdicts] [data-label=diverges]')"
+        ".textContent.includes('y becomes 8')"
     )
     page.locator('[data-testid="review-original"] .claim-false').first.click()  # jumps the trace
     assert page.locator('[data-testid="ex-step"]').inner_text() == "2"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "review.png"), full_page=True)
     text.fill(FIXED_5)
-    page.locator('[data-testid="verdicts-ok"]').wait_for()
+    page.locator('[data-testid="verdicts"] [data-label="agrees"]').wait_for()
     assert page.locator('[data-testid="verdicts"]').get_attribute("data-false") == "0"
     text.press("Escape")
     page.keyboard.press("a")
     page.wait_for_url(re.compile(r"/annotation/\?divergent=1$"))  # nothing divergent left: the queue
     saved = Annotation.objects.get(annotator=ann1)
-    assert saved.decision == "accept" and saved.text == FIXED_5 and saved.passed
+    assert saved.decision == "accept" and saved.text == FIXED_5 and saved.verified
 
     # ann2: skip (space), undo (backspace), skip again, then reject (x) the wrong one.
     page2 = page_as(ann2)
@@ -88,4 +89,4 @@ def test_annotate_adjudicate_and_export(page_as, live_server, sim_run, ann1, ann
     assert (
         record["completion"] == FIXED_5 and record["annotator"] == "ann1" and record["adjudicator"] == "carol"
     )
-    assert record["decided_by"] == "adjudication" and record["verification"]["passed"] is True
+    assert record["decided_by"] == "adjudication" and record["verification"]["verified"] is True

@@ -44,7 +44,7 @@ def items(sim_run):
 def test_enqueue_checks_each_simulation_against_its_real_trace(sim_run, items):
     right, wrong = items
     assert not right.divergent and wrong.divergent
-    assert wrong.original_check["first_false"]["text"] == "y becomes 7"
+    assert wrong.original_check["first_divergence"]["text"] == "y becomes 7"
     assert wrong.call == "add_one(5)" and wrong.model == "smollm2-test" and wrong.problem == sim_run.problem
     assert enqueue_run(sim_run).created == 0  # idempotent
 
@@ -126,15 +126,15 @@ def test_an_edit_contradicting_the_trace_is_flagged_before_saving(client, ann1, 
     _, wrong = items
     client.force_login(ann1)
     page = client.get(f"/annotation/items/{wrong.pk}/").content.decode()
-    assert 'data-false="3"' in page and 'data-testid="review-divergence"' in page  # y, return, answer
+    assert 'data-false="3"' in page and 'data-label="diverges"' in page  # y, return, answer
     flagged = client.post(
         f"/annotation/items/{wrong.pk}/verify/", {"text": WRONG_5.replace("y becomes 7", "y becomes 8")}
     )
     body = flagged.content.decode()
-    assert 'data-testid="verdicts-flag"' in body and 'data-false="' in body and "y becomes 8" in body
-    assert 'data-passed="0"' in body
+    assert 'data-label="diverges"' in body and 'data-false="' in body and "y becomes 8" in body
+    assert 'data-verified="0"' in body
     fixed = client.post(f"/annotation/items/{wrong.pk}/verify/", {"text": FIXED_5}).content.decode()
-    assert 'data-false="0"' in fixed and 'data-passed="1"' in fixed and 'data-testid="verdicts-ok"' in fixed
+    assert 'data-false="0"' in fixed and 'data-verified="1"' in fixed and 'data-label="agrees"' in fixed
     assert not Annotation.objects.exists()  # verifying saves nothing
 
 
@@ -145,7 +145,7 @@ def test_accepting_a_fixed_text_records_a_passed_verification_and_edited_claims(
     response = client.post(f"/annotation/items/{wrong.pk}/decide/", {"decision": "accept", "text": FIXED_5})
     assert response.status_code == 302 and response["Location"].startswith("/annotation/next/")
     annotation = Annotation.objects.get()
-    assert annotation.passed and annotation.verification["false"] == 0
+    assert annotation.verified and annotation.verification["counts"]["false"] == 0
     assert True in annotation.edited_claims and False in annotation.edited_claims
     wrong.refresh_from_db()
     assert wrong.status == AnnotationItem.DONE and wrong.decision == "accept" and wrong.claimed_by is None
@@ -194,7 +194,7 @@ def test_disagreement_is_adjudicated_and_the_export_follows_staff(client, ann1, 
     assert (
         record.decided_by == "adjudication" and record.adjudicator == "carol" and record.annotator == "ann1"
     )
-    assert record.completion == FIXED_5 and record.verification["passed"] is True
+    assert record.completion == FIXED_5 and record.verification["verified"] is True
 
     client.post(f"/annotation/adjudication/{item.pk}/", {"decision": "reject"})
     assert list(export_records("all")) == []  # staff changed their mind: the export follows
@@ -227,14 +227,14 @@ def test_export_command_writes_jsonl_filtered_by_verification(tmp_path, ann1, it
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == 1 and records[0]["item"] == right.pk
     record = records[0]
-    assert record["verification"]["passed"] is True and record["annotator"] == "ann1"
+    assert record["verification"]["verified"] is True and record["annotator"] == "ann1"
     assert record["model"] == "smollm2-test" and record["source_run"] == str(right.run_id)
     assert "assert add_one(1) == ??" in record["prompt"] and record["completion"] == right.text
     call_command("export_annotations", "--out", str(out), "--status", "all", stderr=io.StringIO())
     assert len(out.read_text().splitlines()) == 2
     call_command("export_annotations", "--out", str(out), "--status", "unverified", stderr=io.StringIO())
     [unverified] = [json.loads(line) for line in out.read_text().splitlines()]
-    assert unverified["verification"]["passed"] is False and unverified["verification"]["first_false"]
+    assert unverified["verification"]["verified"] is False and unverified["verification"]["first_divergence"]
 
 
 def test_export_page_is_for_staff(client, ann1, carol, items):

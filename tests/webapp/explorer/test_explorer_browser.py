@@ -70,7 +70,7 @@ def test_stepping_through_a_trace_with_buttons_keys_and_links(page_as, live_serv
     page.locator('[data-testid="ex-slider"]').fill("3")
     assert step.inner_text() == "3"
 
-    divergence = page.locator('[data-testid="ex-divergence"]')
+    divergence = page.locator('[data-testid="ex-model"] [data-testid="verification"]')
     assert "acc becomes 20" in divergence.inner_text() and "30" in divergence.inner_text()
     wrong = page.locator('[data-testid="ex-model-text"] .claim-false').first
     wrong.click()

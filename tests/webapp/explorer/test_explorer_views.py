@@ -113,7 +113,7 @@ def test_opening_a_candidate_of_a_run_shows_the_models_simulation_checked(client
     trace = Trace.objects.get()
     assert trace.run == sim_run and trace.call_input == "add_one(5)" and trace.model_name == "smollm2-test"
     page = client.get(response["Location"]).content.decode()
-    assert 'data-testid="ex-divergence"' in page and "y becomes 7" in page
+    assert 'data-testid="verification" data-label="diverges"' in page and "y becomes 7" in page
     assert re.search(r'class="claim claim-false first-divergence"[^>]*data-step="\d+"', page)
     assert 'data-verdict="true"' in page
     again = client.post(f"/explorer/runs/{sim_run.id}/", {"candidate": 0, "test": 1})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simulator.annotations import ClaimMark
+from simulator.nlex.verify import ClaimCheck as ClaimMark
 from webapp.explorer.marks import marked_html
 
 

@@ -17,7 +17,7 @@ from webapp.runs.tasks import execute_real, execute_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-DIVERGENCE = {"step": 1, "field": "x", "expected": "1", "found": "7", "claim": "x is 7", "line": 1}
+DIVERGENCE = {"claimed": "7", "actual": "1", "text": "x is 7", "line": 1, "step": 1}
 
 
 @pytest.fixture(autouse=True)
@@ -79,8 +79,9 @@ def test_it_appends_the_real_executions_after_the_final_event(finished_run, sent
     assert len(rows) == 9
     assert not rows[(0, 0, 0)].passed and rows[(1, 0, 0)].passed  # x + 0 is wrong, x + 1 is right
     assert rows[(0, 1, 2)].passed is False and rows[(0, 1, 2)].public is False  # the repaired program
-    assert rows[(1, 0, 2)].passed and rows[(1, 0, 2)].divergence is None  # private: never simulated
-    assert rows[(0, 0, 0)].divergence == DIVERGENCE
+    assert rows[(1, 0, 2)].passed and rows[(1, 0, 2)].verification is None  # private: never simulated
+    first = rows[(0, 0, 0)].verification["first_divergence"]
+    assert (first["claimed"], first["actual"], first["text"]) == ("7", "1", "x is 7")
     # the stored NLEX that won each verdict was checked: candidates on turn 0, the final on turn 1
     assert executor.checked.count("again") == 2 and len(executor.checked) == 6
     summary = {(r["candidate"], r["turn"]): r for r in finished_run.stages["execute"]["results"]}

@@ -120,7 +120,7 @@ def test_it_runs_simulate_my_code_with_a_program(alice):
     run.refresh_from_db()
     assert run.events.first().payload["program"] == {"code": run.code, "call": "f(3)", "stdin": None}
     assert run.result["real_output"] == "4"
-    assert Execution.objects.get(run=run).divergence["line"] == 2
+    assert Execution.objects.get(run=run).verification["first_divergence"]["claimed"] == "2"
 
 
 def test_stage_times_of_repair_turns_are_kept_apart(make_run):

@@ -25,5 +25,13 @@ def diff_html(before: str | None, after: str | None) -> SafeString:
 
 
 @register.filter
+def test_name(index: int) -> str:
+    """``{{ i|test_name }}``: the run's one name for test ``i`` (``Run.test_label``)."""
+    from webapp.runs.models import Run
+
+    return Run.test_label(int(index))
+
+
+@register.filter
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, default=str)
