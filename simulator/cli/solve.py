@@ -1,6 +1,6 @@
 """``execsim solve`` and ``execsim simulate``: the pipeline from the command line.
 
-    execsim solve PROBLEM.json [--k 4] [--turns 3] [--sims 1] [--oracle] [--real] [--seed S]
+    execsim solve PROBLEM.json [--k 4] [--turns 0] [--sims 1] [--oracle] [--real] [--seed S]
                   [--temperature T] [--max-tokens N] [--json]
     execsim simulate PROGRAM.py (--call EXPR | --stdin FILE) [--json]
 
@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     solve.add_argument("problem", type=Path, help="problem JSON file (docs/problem-format.md)")
     solve.add_argument("--k", type=int, default=Settings.k, help="candidates to sample (default %(default)s)")
     solve.add_argument(
-        "--turns", type=int, default=Settings.turns, help="repair turns at most (default %(default)s)"
+        "--turns",
+        type=int,
+        default=Settings.turns,
+        help="repair turns at most (default %(default)s: repair lowers the dev score today, docs/results.md)",
     )
     solve.add_argument("--sims", type=int, default=Settings.sims, help="simulations per test, majority vote")
     solve.add_argument("--oracle", action="store_true", help="select and repair by real execution instead")
@@ -213,13 +217,35 @@ class _RichPrinter(_Printer):
         self.err.print(f"[yellow]run cancelled[/]: {escape(event.payload['reason'])}")
 
 
+class _Waiting:
+    """The live status line's text, rendered at each refresh (rich calls ``__rich__``): what the run
+    is doing and, once nothing has arrived for a few seconds outside the sandbox stage, how long it
+    has waited for the model, so that a silent server shows as waiting rather than as a frozen line."""
+
+    QUIET_S = 3.0
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.since = time.monotonic()
+
+    def heard(self) -> None:
+        self.since = time.monotonic()
+
+    def __rich__(self) -> str:
+        quiet = time.monotonic() - self.since
+        if quiet < self.QUIET_S or self.text.startswith("execute"):
+            return self.text
+        return f"{self.text} · waiting for the model ({quiet:.0f} s)"
+
+
 class _SolvePrinter(_RichPrinter):
     """Human output for ``solve``: a live status line while text streams, then each result."""
 
     def __init__(self, problem: Problem) -> None:
         super().__init__()
         self.problem = problem
-        self.status = self.out.status("starting", spinner="dots")
+        self.line = _Waiting("starting")
+        self.status = self.out.status(self.line, spinner="dots")
         self.status.start()
         self.streamed = 0
         self.verdicts = 0
@@ -230,14 +256,15 @@ class _SolvePrinter(_RichPrinter):
     def show(self, event: Event) -> None:
         p = event.payload
         kind = event.type
+        self.line.heard()
         if kind in ("candidate_delta", "simulation_delta", "repair_delta"):
             self.streamed += 1
-            self.status.update(f"streaming ({self.streamed} chunks, {self.verdicts} verdicts)")
+            self.line.text = f"streaming ({self.streamed} chunks, {self.verdicts} verdicts)"
         elif kind == "run_started":
             self.started(event)
         elif kind == "stage" and p["state"] == "started":
             turn = f" (turn {p['turn']})" if p.get("turn") else ""
-            self.status.update(f"{p['stage']}{turn} ...")
+            self.line.text = f"{p['stage']}{turn} ..."
         elif kind == "candidate_done":
             title = f"candidate {p['candidate']} ({p['tokens']} tokens)"
             if p["code"] is None:

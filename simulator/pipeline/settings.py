@@ -28,10 +28,13 @@ _INT_RANGES = {
 class Settings:
     """k candidates, up to ``turns`` repair turns, ``sims`` simulations per test (majority vote);
     ``oracle`` drives selection and repair by real execution; ``real`` also runs the code for real and
-    records where the simulation diverged. ``seed`` None draws one (recorded in the run)."""
+    records where the simulation diverged. ``seed`` None draws one (recorded in the run).
+
+    Repair is off by default (``turns=0``): on the dev split it lowers the score of the default model
+    (docs/results.md, "Issue 12"); it comes back on when training makes it help."""
 
     k: int = 4
-    turns: int = 3
+    turns: int = 0
     sims: int = 1
     oracle: bool = False
     real: bool = False

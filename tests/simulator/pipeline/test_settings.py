@@ -10,7 +10,7 @@ from simulator.pipeline.settings import Settings, SettingsError
 def test_the_defaults_are_the_documented_ones() -> None:
     assert Settings().to_dict() == {
         "k": 4,
-        "turns": 3,
+        "turns": 0,  # repair off until it helps (issue 12, docs/results.md)
         "sims": 1,
         "oracle": False,
         "real": False,

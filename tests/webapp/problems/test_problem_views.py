@@ -131,3 +131,14 @@ def test_the_problem_page_shows_statement_public_tests_runs_and_solve_form(clien
     assert 'data-testid="solve-form"' in page
     assert [t.input for t in response.context["public_tests"]] == ["1", "5"]  # the private test is not shown
     assert run in response.context["runs"]
+
+
+def test_repair_is_off_by_default_and_the_form_shows_its_measured_effect(client, alice, problem):
+    from webapp.problems.forms import REPAIR_HELP, SolveForm
+
+    assert SolveForm().fields["turns"].initial == 0
+    client.force_login(alice)
+    page = client.get(f"/problems/{problem.pk}/").content.decode()
+    assert 'name="turns" value="0"' in page
+    assert "repair lowers the dev score" in page and "docs/results.md" in page
+    assert "docs/results.md" in REPAIR_HELP
