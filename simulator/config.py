@@ -4,6 +4,8 @@
 - ``EXECSIM_MODEL_URL``    base URL of an OpenAI-compatible server (default: http://127.0.0.1:8765/v1)
 - ``EXECSIM_MODEL_NAME``   the model name to request (default: the default model's name, below)
 - ``EXECSIM_MODEL_API_KEY`` bearer token for that server, if it needs one
+- ``EXECSIM_MODEL_WAIT_S`` how long one request waits for the server to start answering, retries
+  included, before it gives up (default: 120 s)
 - ``EXECSIM_CHECKPOINT``   the checkpoint merged into the base to make the default model: a name under
   the repository's ``checkpoints/``, a path (it contains a ``/``) to a folder holding ``adapter/``, or
   ``base`` for the plain base model. Default: ``smollm2-135m-nlex`` when ``checkpoints/`` holds it,
@@ -86,3 +88,21 @@ def model_name() -> str:
 
 def model_api_key() -> str | None:
     return os.environ.get("EXECSIM_MODEL_API_KEY") or None
+
+
+DEFAULT_MODEL_WAIT_S = 120.0
+
+
+def model_wait_s() -> float:
+    """Seconds one request to the model waits for the reply to start, retries included
+    (``EXECSIM_MODEL_WAIT_S``); raises ValueError naming the variable when it is not a positive number."""
+    raw = os.environ.get("EXECSIM_MODEL_WAIT_S", "").strip()
+    if not raw:
+        return DEFAULT_MODEL_WAIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise ValueError(f"EXECSIM_MODEL_WAIT_S must be a number of seconds above 0, not {raw!r}")
+    return value

@@ -8,6 +8,10 @@ What it does, and why it is the only path to a model:
 - Bounded concurrency (a semaphore over whole requests), timeouts, and retries with exponential
   backoff on transient failures (connection refused, 429/5xx, a dropped connection) *before* the first
   delta arrived; after that a retry would duplicate streamed text, so the error is raised instead.
+- An overall wait per request (``wait_s``, ``EXECSIM_MODEL_WAIT_S``, default 120 s): from sending it
+  until the reply's first delta (for ``/v1/models``: the whole answer), all retries included. A
+  server that accepts connections but never answers is given up on then with ``LLMTimeout``, not
+  after httpx's per-read timeout times every retry. A reply that has started streams on unbounded.
 - Clear, typed errors (``simulator.llm.errors``) naming the server and what to do.
 - Prefill: when the last message is the assistant's, the server is asked to continue it
   (``continue_final_message``, a vLLM extension of the chat API) rather than to open a new turn.
@@ -107,6 +111,7 @@ class ChatClient:
         connect_timeout_s: float = 5.0,
         retries: int = 3,
         backoff_s: float = 0.5,
+        wait_s: float | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = (base_url or config.model_url()).rstrip("/")
@@ -114,6 +119,7 @@ class ChatClient:
         self.retries = retries
         self.backoff_s = backoff_s
         self.timeout_s = timeout_s
+        self.wait_s = config.model_wait_s() if wait_s is None else wait_s
         self.max_model_len: int | None = None
         key = api_key if api_key is not None else config.model_api_key()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -212,16 +218,16 @@ class ChatClient:
             body["add_generation_prompt"] = False
         if seed is not None:
             body["seed"] = seed
-        progress = {"started": False}
+        progress: dict[str, Any] = {"started": False}
 
         async def once() -> ChatResult:
             return await self._stream_once(body, n, progress, on_delta)
 
-        async with self._limit:
-            return await self._with_retries(once, started=lambda: progress["started"])
+        async with self._limit:  # the wait starts once the request is sent, not while it queues here
+            return await self._with_retries(once, started=lambda: progress["started"], progress=progress)
 
     async def _stream_once(
-        self, body: dict[str, Any], n: int, progress: dict[str, bool], on_delta: OnDelta | None
+        self, body: dict[str, Any], n: int, progress: dict[str, Any], on_delta: OnDelta | None
     ) -> ChatResult:
         choices = [Choice(index=i) for i in range(n)]
         result = ChatResult(choices=choices, model=body["model"], max_tokens=body["max_tokens"])
@@ -249,7 +255,7 @@ class ChatClient:
         return result
 
     def _apply(
-        self, event: dict[str, Any], result: ChatResult, progress: dict[str, bool], on_delta: OnDelta | None
+        self, event: dict[str, Any], result: ChatResult, progress: dict[str, Any], on_delta: OnDelta | None
     ) -> None:
         if "error" in event:
             message = _error_text(event["error"])
@@ -281,6 +287,8 @@ class ChatClient:
             if text:
                 if not isinstance(text, str):
                     raise MalformedReply(f"a stream chunk from {self.base_url} has non-text content")
+                if not progress["started"] and progress.get("deadline") is not None:
+                    progress["deadline"].reschedule(None)  # the reply has started: no more waiting
                 progress["started"] = True
                 choice.text += text
                 choice.deltas += 1
@@ -305,17 +313,36 @@ class ChatClient:
         room = self.max_model_len - chars // 3 - 8 * len(messages)
         return max(MIN_COMPLETION_TOKENS, min(max_tokens, room))
 
-    async def _with_retries(self, once: Callable[[], Awaitable[T]], started: Callable[[], bool]) -> T:
+    async def _with_retries(
+        self,
+        once: Callable[[], Awaitable[T]],
+        started: Callable[[], bool],
+        progress: dict[str, Any] | None = None,
+    ) -> T:
+        """``once()``, retried on transient failures, all within ``wait_s`` (``progress["deadline"]``
+        lets a streaming reply lift that limit at its first delta)."""
         attempt = 0
-        while True:
-            try:
-                return await once()
-            except _Retryable as exc:
-                if started() or attempt >= self.retries:
-                    raise exc.error from exc.__cause__
-            delay = self.backoff_s * (2**attempt) * (1 + random.random() / 4)
-            attempt += 1
-            await asyncio.sleep(delay)
+        last: LLMError | None = None
+        try:
+            async with asyncio.timeout(self.wait_s) as deadline:
+                if progress is not None:
+                    progress["deadline"] = deadline
+                while True:
+                    try:
+                        return await once()
+                    except _Retryable as exc:
+                        if started() or attempt >= self.retries:
+                            raise exc.error from exc.__cause__
+                        last = exc.error
+                    delay = self.backoff_s * (2**attempt) * (1 + random.random() / 4)
+                    attempt += 1
+                    await asyncio.sleep(delay)
+        except TimeoutError as exc:
+            tried = f" ({attempt + 1} attempts; the last: {last})" if last is not None else ""
+            raise LLMTimeout(
+                f"model server at {self.base_url} sent nothing within {self.wait_s:g} s{tried}; "
+                "is it overloaded or stuck? (the wait is EXECSIM_MODEL_WAIT_S)"
+            ) from exc
 
     def _transport_error(self, exc: httpx.HTTPError) -> LLMError:
         if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
