@@ -13,10 +13,12 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           it equals ``expected`` by Python value. Most matches wins; ties are broken at
                           random with a seeded RNG (seed + item index): one draw per problem (Wilson).
 - ``best@k-sim-expected`` the same pick's expected correctness over the random tie-break (the mean over
-                          the tied candidates): the figure without the draw's noise (bootstrap).
+                          the tied candidates): the figure without the draw's noise (bootstrap). With
+                          n a multiple of k, each disjoint group of k candidates is one Best@k and the
+                          expectations are averaged over the groups (n=8, k=4: two).
 - ``best@k-oracle``       by real execution of the public test (the oracle of the papers), ties at random.
-- ``best@k-random``       the *expected* random pick: the mean correctness of the first k candidates
-                          (pass@1 over them), not one draw (bootstrap).
+- ``best@k-random``       the *expected* random pick: the mean correctness of the candidates in the
+                          groups (pass@1 over them), not one draw (bootstrap).
 
 ``extra.paired`` holds ``best@k-sim-expected`` minus ``best@k-random`` (and the oracle's) per problem
 with a paired bootstrap 95% interval (``paired.paired_bootstrap``): what selection by simulation gains
@@ -120,7 +122,10 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         public = public_asserts(problem)
         public_tests = [f"assert {expr} == {expected}" for expr, expected in public]
         real_all = [await asyncio.to_thread(passes, item, code, tests) for code in codes]
-        real_public = [await asyncio.to_thread(passes, item, code, public_tests) for code in codes[:k]]
+        # Best@k over each disjoint group of k candidates (n=8, k=4: two groups), averaged
+        groups = [list(range(g * k, (g + 1) * k)) for g in range(len(codes) // k)]
+        used = len(groups) * k
+        real_public = [await asyncio.to_thread(passes, item, code, public_tests) for code in codes[:used]]
 
         sim_parsed: list[bool] = []
 
@@ -140,33 +145,40 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
 
         jobs = [
             (c, simulated_match(c, t, code, expr, expected))
-            for c, code in enumerate(codes[:k])
+            for c, code in enumerate(codes[:used])
             if code
             for t, (expr, expected) in enumerate(public)
         ]
         matched = await asyncio.gather(*(job for _, job in jobs))  # all of an item's simulations at once
-        sim_scores = [0.0] * len(codes[:k])
+        sim_scores = [0.0] * used
         for (c, _), match in zip(jobs, matched, strict=True):
             sim_scores[c] += int(match)
         oracle_scores = [float(x) for x in real_public]
-        first_k = real_all[:k]
         rng = random.Random(ctx.settings.seed + index)
-        chosen = {"sim": pick(sim_scores, rng), "oracle": pick(oracle_scores, rng)}
+        # the one drawn pick: from the first group, as a run of the pipeline with k candidates picks
+        chosen = {"sim": pick(sim_scores[:k], rng), "oracle": pick(oracle_scores[:k], rng)}
+
+        def expected(scores: list[float]) -> float:
+            return sum(
+                tie_expectation([scores[i] for i in g], [real_all[i] for i in g]) for g in groups
+            ) / len(groups)
+
         finish = reply.finish_reasons or [None] * len(codes)
         return {
             "id": item_id,
             "n": len(codes),
             "correct": sum(real_all),
             "candidates": [
-                {"code": code, "passed": passed, "sim_matches": sim_scores[i] if i < k else None}
+                {"code": code, "passed": passed, "sim_matches": sim_scores[i] if i < used else None}
                 for i, (code, passed) in enumerate(zip(codes, real_all, strict=True))
             ],
             "chosen": chosen,
             "chosen_passed": {way: real_all[i] for way, i in chosen.items()},
+            "groups": len(groups),
             "expected": {
-                "sim": tie_expectation(sim_scores, first_k),
-                "oracle": tie_expectation(oracle_scores, first_k),
-                "random": sum(first_k) / len(first_k),
+                "sim": expected(sim_scores),
+                "oracle": expected(oracle_scores),
+                "random": sum(real_all[:used]) / used,
             },
             "solve_parsed": fenced,
             "solve_tokens": reply.completion_tokens,

@@ -336,3 +336,22 @@ async def test_codejam_scores_public_and_private_tests_separately(tmp_path: Path
     sent = server.requests[0]
     assert sent["stop"] == ["\n```"] and sent["continue_final_message"] is True
     assert sent["messages"][-1] == {"role": "assistant", "content": "```python\n"}
+
+
+@pytest.mark.asyncio
+async def test_mbpp_with_n_a_multiple_of_k_averages_best_at_k_over_disjoint_groups(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
+    wrong, right = MBPP_SOLVES["triple"]
+    server = FakeModelServer(_mbpp_responder())
+    server.responder = lambda body: (
+        [wrong, right, right, right] if body["messages"][0]["role"] == "system" else _mbpp_responder()(body)
+    )
+    settings = Settings(task="mbpp", data=data, out=tmp_path / "out", n=4, k=2)
+
+    record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(server))
+
+    only = record["items"][0]
+    assert only["groups"] == 2 and [c["sim_matches"] for c in only["candidates"]] == [0, 1, 1, 1]
+    # group 1 (wrong, right): sim 1.0, random 0.5; group 2 (right, right): both 1.0
+    assert only["expected"] == {"sim": 1.0, "oracle": 1.0, "random": 0.75}
+    assert record["extra"]["paired"]["best@2-sim-minus-random"]["value"] == pytest.approx(0.25)
