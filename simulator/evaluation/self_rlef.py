@@ -63,7 +63,8 @@ async def judge(problem: Problem, code: str | None) -> dict[str, bool | None]:
 
     async def passes(test: Any) -> bool:
         result = await executor.execute(program_for(problem, code, test), trace=False)
-        return result.status == "ok" and problem_matches(problem, test.output, real_output(problem.kind, result))
+        output = real_output(problem.kind, result)
+        return result.status == "ok" and problem_matches(problem, test.output, output)
 
     public = [await passes(t) for t in public_tests]
     private = [await passes(t) for t in private_tests]

@@ -22,15 +22,19 @@ A claim about a name the trace never shows is ``unverifiable``, not false.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from simulator.compare import outputs_match
 from simulator.execution.trace import TRUNCATION_MARK, Trace, Value
+from simulator.nlex.blocks import control_blocks
 from simulator.nlex.claims import Claim, extract_claims
+from simulator.source import parse_python
 
 Verdict = Literal["true", "false", "unverifiable"]
 _MISSING = object()
@@ -147,6 +151,10 @@ def check_claims(claims: list[Claim], trace: Trace) -> CheckResult:
             result.verdicts.append(_check_answer(trace, index, claim))
             continue
         use_anchor = anchor if claim.anchored else None
+        if claim.kind in ("condition", "calls"):
+            check = _check_condition if claim.kind == "condition" else _check_calls
+            result.verdicts.append(check(index, use_anchor, claim, trace))
+            continue
         if claim.kind == "value":
             verdict, cursor = _check_value(index, cursor, use_anchor, claim)
         elif claim.kind == "return":
@@ -210,6 +218,42 @@ def _check_value(index: _Index, cursor: int, anchor: int | None, claim: Claim) -
     # Report the value the text most plausibly meant: the next one after the current, if any.
     at, value = comparable[1] if len(comparable) > 1 and comparable[0][0] <= max(cursor, 0) else comparable[0]
     return ClaimVerdict(claim, "false", step=at, actual=_shown(value, access)), cursor
+
+
+def _check_condition(index: _Index, anchor: int | None, claim: Claim, trace: Trace) -> ClaimVerdict:
+    """ "Line N: ... the condition holds": the step after line N in its frame is inside the body of
+    the loop or branch that line N heads (does not hold: it is not)."""
+    if anchor is None:
+        return ClaimVerdict(claim, "unverifiable", reason="no line says which condition")
+    loops, branches = control_blocks(trace.source)
+    line = index.steps[anchor].line
+    block = loops.get(line) or branches.get(line)
+    if block is None:
+        return ClaimVerdict(claim, "unverifiable", step=anchor, reason=f"line {line} tests no condition")
+    after = index.next_in_frame(anchor)
+    following = index.steps[after].line if after is not None and index.steps[after].event == "line" else None
+    low, high = block
+    holds = following is not None and (low < following <= high if line in loops else low <= following <= high)
+    actual = "holds" if holds else "fails"
+    return ClaimVerdict(claim, "true" if claim.value == actual else "false", step=anchor,
+                        actual=f"the condition {'holds' if holds else 'does not hold'}")  # fmt: skip
+
+
+def _check_calls(index: _Index, anchor: int | None, claim: Claim, trace: Trace) -> ClaimVerdict:
+    """ "Line N: ... calling g 2 times": the calls the line makes (frames entered one level down
+    before the frame's next step), by function name."""
+    if anchor is None:
+        return ClaimVerdict(claim, "unverifiable", reason="no line says which calls")
+    after = index.next_in_frame(anchor)
+    end = after if after is not None else len(index.steps)
+    depth = index.steps[anchor].depth
+    made = Counter(
+        s.function for s in index.steps[anchor + 1 : end] if s.event == "call" and s.depth == depth + 1
+    )
+    said = {name: int(n) for name, n in re.findall(r"(\S+) (\d+)", claim.value or "")}
+    actual = ", ".join(f"{name} {n} time{'s' if n > 1 else ''}" for name, n in sorted(made.items()))
+    ok = bool(said) and all(made.get(name) == n for name, n in said.items())
+    return ClaimVerdict(claim, "true" if ok else "false", step=anchor, actual=actual or "no call")
 
 
 def _check_return(index: _Index, cursor: int, anchor: int | None, claim: Claim) -> tuple[ClaimVerdict, int]:
@@ -301,7 +345,11 @@ def _check_answer(trace: Trace, index: _Index, claim: Claim) -> ClaimVerdict:
     if final is not None and final.event == "return" and final.value is not None:
         match = _matches(claim.value or "", final.value, "")
         if not match and _literal(claim.value or "") is _MISSING:
-            match = None  # an expression or prose, not a value: nothing to compare
+            undefined = _undefined_names(claim.value or "", trace.source)
+            if undefined:  # e.g. ``== ''.join(ls)``: evaluated after the call, it raises NameError
+                why = f"the answer uses {', '.join(undefined)}, not defined after the call"
+                return ClaimVerdict(claim, "false", step=final.index, actual=final.value.repr, reason=why)
+            match = None  # an expression or prose, not a value: nothing to compare here
         if match is None:
             return ClaimVerdict(claim, "unverifiable", step=final.index, actual=final.value.repr,
                                 reason="the stated result is not a literal value")  # fmt: skip
@@ -315,6 +363,29 @@ def _check_answer(trace: Trace, index: _Index, claim: Claim) -> ClaimVerdict:
     said = re.search(r"\braises?\s+(\w+)", claim.value or "")
     ok = said is not None and said.group(1) == raised.value.type
     return ClaimVerdict(claim, "true" if ok else "false", step=final.index, actual=actual)
+
+
+def _undefined_names(expression: str, source: str) -> list[str]:
+    """Names an answer expression reads that neither the program's top level nor Python defines."""
+    try:
+        tree = parse_python(expression.strip(), mode="eval")
+        program = parse_python(source)
+    except SyntaxError:
+        return []
+    defined = set(dir(builtins))
+    for node in program.body:  # type: ignore[attr-defined]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            defined.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:
+            defined.update(
+                n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            )
+    bound = {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}  # lambda and comprehension targets
+    bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    used = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return sorted({name for name in used if name not in defined and name not in bound})
 
 
 # -- value comparison ------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 An NLEX text says things a trace can confirm or refute: that a line runs ("Line 4", "on line 4"), that a
 variable holds a value ("i = 2", "count is now 3", "dp[1] = 1"), that a function returns a value, that a
-line prints something, that a loop repeats ("Lines 3-5 repeat 4 more times"), what the result is in
+line prints something, that a loop repeats ("Lines 3-5 repeat 4 more times"), that a branch or loop
+test holds ("the condition holds") or that a line calls functions ("calling <listcomp> 1 time"), the
+narrator's own phrases, which the model copies; what the result is in
 prose ("the result is 6", "the output of the function is 'ab'"), and the final answer
 (``[ANSWER] assert f(...) == X``, ``[ANSWER] X``, ``[OUTPUT] X`` or an ``<output>`` block, closing tag
 optional; without tags the last ``assert ... == X`` line: ``simulator.prompts.parsing`` reads it).
@@ -23,7 +25,7 @@ from typing import Literal
 
 from simulator.prompts.parsing import assert_answer, find_answer
 
-ClaimKind = Literal["line", "value", "return", "print", "repeat", "result", "answer"]
+ClaimKind = Literal["line", "value", "return", "print", "repeat", "condition", "calls", "result", "answer"]
 
 _ANSWER_BLOCKS = re.compile(r"\[ANSWER\].*?\[/ANSWER\]|\[OUTPUT\].*?\[/OUTPUT\]|<output>.*?</output>", re.S)
 _CODE_SPAN = re.compile(r"```.*?```|`[^`\n]*`", re.S)
@@ -47,6 +49,9 @@ _RESULT = re.compile(
     r"(?: of (?:the )?(?:function|call|program|`?\w+\([^()\n]*\)`?))?"
     r" (?:is|will be|would be|should be|=|equals)\s+(?!now\b|still\b)(?:the (?:value|list|string|number) )?"
 )
+_CONDITION = re.compile(r"\b[Tt]he condition (holds|is true|is met|does not hold|is false|is not met)\b")
+_CALLS = re.compile(r"\bcalling (?:the )?((?:<?[A-Za-z_][\w.]*>? \d+ times?(?:, |\b))+)")
+_CALL_COUNT = re.compile(r"(<?[A-Za-z_][\w.]*>?) (\d+) times?")
 _PRINT = re.compile(r"\bprint(?:s|ing|ed)?\s+(?:out\s+)?")
 _STOPWORDS = frozenset(
     {"it", "this", "that", "which", "what", "there", "here", "then", "the", "a", "an", "and", "or"}
@@ -113,7 +118,8 @@ def extract_claims(text: str, names: Iterable[str] | None = None) -> list[Claim]
 
     span = find_answer(text) or assert_answer(text)
     if span is not None:
-        claims.append(Claim("answer", span.start, span.end, text[span.start : span.end],
+        # the claim is the stated value (what is right or wrong), not the tags around it
+        claims.append(Claim("answer", span.value_start, span.value_end, span.value,
                             value=span.value, value_start=span.value_start,
                             value_end=span.value_end, form=span.form))  # fmt: skip
         masked_spans.append((span.start, span.end))
@@ -155,6 +161,14 @@ def extract_claims(text: str, names: Iterable[str] | None = None) -> list[Claim]
             add_value("return", m, None, named.end())
         else:
             add_value("return", m, None, m.end())
+    for m in _CONDITION.finditer(work):
+        holds = m.group(1) in ("holds", "is true", "is met")
+        found.append(Claim("condition", m.start(), m.end(), m.group(0), value="holds" if holds else "fails"))
+        taken.append((m.start(), m.end()))
+    for m in _CALLS.finditer(work):
+        counts = ", ".join(f"{name} {n}" for name, n in _CALL_COUNT.findall(m.group(1)))
+        found.append(Claim("calls", m.start(), m.end(), m.group(0).rstrip(", "), value=counts))
+        taken.append((m.start(), m.end()))
     for m in _RESULT.finditer(work):
         add_value("result", m, None, m.end())
     for m in _PRINT.finditer(work):

@@ -9,6 +9,11 @@ line: ``Line N: `source` ...; now x = 1, y = [2]`` (the values *after* the line 
 frames are counted, not narrated. A loop is narrated for its first ``ITERATIONS`` iterations, then
 summarised as ``Lines A-B repeat K more times.``, and the next narrated line states every value the
 summarised iterations changed. Every sentence is written so that ``simulator.nlex.check`` can verify it.
+
+``step_sentences`` is the stepper's form (the trace explorer): every frame, the called functions and
+each recursive call included, one sentence per executed line with no loop summary, each placed on the
+step where the line's effects show (the next step of its frame), so the sentence on screen matches the
+values on screen.
 """
 
 from __future__ import annotations
@@ -29,25 +34,51 @@ def narrate(trace: Trace, program: Program) -> str:
     return _Narrator(trace, program).text()
 
 
+def step_sentences(trace: Trace, program: Program) -> list[tuple[int, str]]:
+    """(step index, sentence) for every executed line of every frame, in step order: a frame's call
+    step has "f is called with ..."; the line that ran between two steps of a frame is told on the
+    second (where its effects show); a frame an exception leaves says so on its return step."""
+    frames: dict[int, list[int]] = {}
+    for step in trace.steps:
+        frames.setdefault(step.frame, []).append(step.index)
+    placed: list[tuple[int, str]] = []
+    narrator: _Narrator | None = None
+    for own in frames.values():
+        narrator = _Narrator(trace, program, own, narrator)
+        placed.extend(narrator.each_line())
+    placed.sort(key=lambda item: item[0])
+    return placed
+
+
 class _Narrator:
-    def __init__(self, trace: Trace, program: Program) -> None:
+    def __init__(
+        self, trace: Trace, program: Program, own: list[int] | None = None, shared: _Narrator | None = None
+    ) -> None:
+        """Narrates the frame whose steps are ``own`` (default: the first step's frame, the outermost);
+        ``shared``: a narrator of the same trace whose parsed program is reused."""
         self.trace = trace
         self.program = program
         self.steps = trace.steps
         self.source = program.code.split("\n")
         self.loops: dict[int, tuple[int, int]] = {}
         self.branches: dict[int, tuple[int, int]] = {}
-        try:
-            tree = ast.parse(program.code)
-        except SyntaxError:
-            tree = ast.Module(body=[], type_ignores=[])
-        for node in ast.walk(tree):
-            if isinstance(node, ast.For | ast.While):
-                self.loops[node.lineno] = (node.lineno, node.end_lineno or node.lineno)
-            elif isinstance(node, ast.If) and node.body:
-                self.branches[node.lineno] = (node.body[0].lineno, node.body[-1].end_lineno or node.lineno)
-        top = self.steps[0].frame if self.steps else 0
-        self.own = [s.index for s in self.steps if s.frame == top]
+        if shared is not None:
+            self.loops, self.branches = shared.loops, shared.branches
+        else:
+            try:
+                tree = ast.parse(program.code)
+            except SyntaxError:
+                tree = ast.Module(body=[], type_ignores=[])
+            for node in ast.walk(tree):
+                if isinstance(node, ast.For | ast.While):
+                    self.loops[node.lineno] = (node.lineno, node.end_lineno or node.lineno)
+                elif isinstance(node, ast.If) and node.body:
+                    body = node.body
+                    self.branches[node.lineno] = (body[0].lineno, body[-1].end_lineno or node.lineno)
+        if own is None:
+            top = self.steps[0].frame if self.steps else 0
+            own = [s.index for s in self.steps if s.frame == top]
+        self.own = own
         self.position = {index: k for k, index in enumerate(self.own)}
         self.history: dict[str, tuple[list[int], list[Value]]] = {}
         for i in self.own:
@@ -92,15 +123,37 @@ class _Narrator:
             lines.append(answer)
         return "\n".join(lines) + "\n"
 
-    def body(self) -> list[str]:
-        out: list[str] = []
+    def opening(self) -> str:
+        """The frame's first sentence: the call with its arguments, or the start of a script."""
         first = self.steps[self.own[0]]
-        if self.program.shape == "call":
-            args = self.assignments(list(first.changed), first.index)
-            called = f"{first.function} is called" + (f" with {args}" if args else "")
-            out.append(f"Line {first.line}: `{self.code(first.line)}` - {called}.")
-        else:
-            out.append("The program starts.")
+        if first.function == "<module>" or self.program.shape != "call" and first.depth == 0:
+            return "The program starts."
+        args = self.assignments(list(first.changed), first.index)
+        called = f"{first.function} is called" + (f" with {args}" if args else "")
+        return f"Line {first.line}: `{self.code(first.line)}` - {called}."
+
+    def note(self, lines: list[int], k: int, counts: Counter[int]) -> str:
+        """What the line at ``lines[k]`` does to the control flow (loop or branch), counting a loop's
+        iterations in ``counts``."""
+        line = self.steps[lines[k]].line
+        previous = self.steps[lines[k - 1]].line if k else None
+        following = self.steps[lines[k + 1]].line if k + 1 < len(lines) else None
+        if line in self.loops:
+            low, high = self.loops[line]
+            if previous is None or not low <= previous <= high:
+                counts[line] = 0
+            if following is not None and low < following <= high:
+                counts[line] += 1
+                return "starts the loop" if counts[line] == 1 else "starts the next iteration"
+            return "ends the loop"
+        if line in self.branches:
+            low, high = self.branches[line]
+            holds = following is not None and low <= following <= high
+            return "the condition holds" if holds else "the condition does not hold"
+        return ""
+
+    def body(self) -> list[str]:
+        out: list[str] = [self.opening()]
         lines = [i for i in self.own if self.steps[i].event == "line"]
         counts: Counter[int] = Counter()
         carry: list[str] = []
@@ -108,33 +161,18 @@ class _Narrator:
         while k < len(lines):
             index = lines[k]
             line = self.steps[index].line
-            previous = self.steps[lines[k - 1]].line if k else None
-            following = self.steps[lines[k + 1]].line if k + 1 < len(lines) else None
-            note = ""
-            if line in self.loops:
+            note = self.note(lines, k, counts)
+            if line in self.loops and note != "ends the loop" and counts[line] > ITERATIONS:
                 low, high = self.loops[line]
-                if previous is None or not low <= previous <= high:
-                    counts[line] = 0
-                continues = following is not None and low < following <= high
-                if continues:
-                    counts[line] += 1
-                    if counts[line] > ITERATIONS:
-                        skipped, end = self.skip(lines, k, line, low, high)
-                        times = "time" if skipped == 1 else "times"
-                        out.append(f"Lines {low}-{high} repeat {skipped} more {times}.")
-                        stop = lines[end] if end < len(lines) else len(self.steps)
-                        for i in self.own:
-                            if lines[k] <= i < stop:
-                                carry += [n for n in self.steps[i].changed if n not in carry]
-                        k = end if end > k else k + 1
-                        continue
-                    note = "starts the loop" if counts[line] == 1 else "starts the next iteration"
-                else:
-                    note = "ends the loop"
-            elif line in self.branches:
-                low, high = self.branches[line]
-                holds = following is not None and low <= following <= high
-                note = "the condition holds" if holds else "the condition does not hold"
+                skipped, end = self.skip(lines, k, line, low, high)
+                times = "time" if skipped == 1 else "times"
+                out.append(f"Lines {low}-{high} repeat {skipped} more {times}.")
+                stop = lines[end] if end < len(lines) else len(self.steps)
+                for i in self.own:
+                    if lines[k] <= i < stop:
+                        carry += [n for n in self.steps[i].changed if n not in carry]
+                k = end if end > k else k + 1
+                continue
             out.append(self.sentence(index, note, carry))
             carry = []
             k += 1
@@ -142,6 +180,23 @@ class _Narrator:
             out.append(
                 f"The trace stops after {len(self.steps)} steps (the step cap), so the result is unknown."
             )
+        return out
+
+    def each_line(self) -> list[tuple[int, str]]:
+        """The stepper's sentences of this frame (``step_sentences``): no loop summaries."""
+        out = [(self.own[0], self.opening())]
+        lines = [i for i in self.own if self.steps[i].event == "line"]
+        counts: Counter[int] = Counter()
+        for k, index in enumerate(lines):
+            note = self.note(lines, k, counts)
+            nxt = self.after(index)
+            if nxt is not None:  # else the trace stops while the line runs: its effects never show
+                out.append((nxt.index, self.sentence(index, note, [])))
+        last = self.steps[self.own[-1]]
+        if last.event == "return" and last.value is None and len(self.own) > 1:
+            before = self.steps[self.own[-2]]
+            if before.event == "exception":
+                out.append((last.index, f"{last.function} stops: the exception goes on to its caller."))
         return out
 
     def skip(self, lines: list[int], k: int, header: int, low: int, high: int) -> tuple[int, int]:

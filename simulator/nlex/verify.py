@@ -163,10 +163,14 @@ def unchecked(status: Status, message: str) -> Verification:
     return Verification(status=status, answer=AnswerCheck("unverifiable", reason=message), message=message)
 
 
-def verify(text: str, trace: Trace | None, program: Program, *, status: str | None = None) -> Verification:
+def verify(
+    text: str, trace: Trace | None, program: Program, *, status: str | None = None, raised: str | None = None
+) -> Verification:
     """Check ``text`` (the model's simulation of ``program``) against the real ``trace``; ``status``
-    is the real run's (a run cut short leaves its answer unverifiable)."""
-    if trace is None or not trace.steps:
+    is the real run's (a run cut short leaves its answer unverifiable) and ``raised`` the type of the
+    exception it ended with (a program that fails before its first traced step has an empty trace)."""
+    failed_early = trace is not None and not trace.steps and status == "runtime_error" and bool(raised)
+    if trace is None or (not trace.steps and not failed_early):
         why = f"the real run recorded no trace ({status})" if status else "no trace was recorded"
         return unchecked("no_trace", why)
     claims = extract_claims(text, program_names(program.code))
@@ -174,6 +178,8 @@ def verify(text: str, trace: Trace | None, program: Program, *, status: str | No
     verdicts = check_claims(claims, trace).verdicts
     if status in CUT_SHORT:
         verdicts = [_cut_short(v, status) if v.claim is answer_claim else v for v in verdicts]
+    elif failed_early:
+        verdicts = [_raised(v, str(raised)) if v.claim is answer_claim else v for v in verdicts]
     checks = tuple(_claim_check(v, trace) for v in verdicts)
     answer = _answer(answer_claim, verdicts, program)
     if answer.verdict == "missing" and answer_claim is not None:  # "== ??": not a claim at all
@@ -198,7 +204,13 @@ def verify_program(text: str, program: Program, *, max_steps: int | None = None)
         result = run_program(program, trace=True, **kwargs)
     except SandboxError as exc:
         return unchecked("error", f"the sandbox is not available: {exc}"), None
-    return verify(text, result.trace, program, status=result.status), result
+    return verify_result(text, result, program), result
+
+
+def verify_result(text: str, result: Any, program: Program) -> Verification:
+    """``verify`` against an ``ExecutionResult`` of ``program`` (its trace, status and exception)."""
+    raised = result.exception.type if result.exception is not None else None
+    return verify(text, result.trace, program, status=result.status, raised=raised)
 
 
 # -- pieces ------------------------------------------------------------------------------------------
@@ -221,6 +233,13 @@ def _cut_short(verdict: ClaimVerdict, status: str) -> ClaimVerdict:
         return verdict
     return ClaimVerdict(verdict.claim, "unverifiable", verdict.step, verdict.actual,
                         reason=f"the real run was cut short ({status})")  # fmt: skip
+
+
+def _raised(verdict: ClaimVerdict, raised: str) -> ClaimVerdict:
+    """The answer against a program that raised before its first traced step."""
+    said = (verdict.claim.value or "").split()
+    ok = len(said) >= 2 and said[-2] == "raises" and said[-1] == raised
+    return ClaimVerdict(verdict.claim, "true" if ok else "false", actual=f"raises {raised}")
 
 
 def _answer(claim: Claim | None, verdicts: list[ClaimVerdict], program: Program) -> AnswerCheck:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from simulator.execution.program import Program
 from simulator.execution.result import ExecutionResult
-from simulator.nlex.verify import Verification, unchecked, verify
+from simulator.nlex.verify import Verification, unchecked, verify_result
 from simulator.pipeline.matching import matches
 from simulator.problem import Kind, Problem, TestCase
 
@@ -42,7 +42,7 @@ class LocalExecutor:
 
     def verify(self, nlex: str, result: ExecutionResult, program: Program) -> Verification:
         try:
-            return verify(nlex, result.trace, program, status=result.status)
+            return verify_result(nlex, result, program)
         except Exception as exc:  # a checker bug must not end the run
             return unchecked("error", f"checking the simulation failed: {type(exc).__name__}: {exc}")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.nlex.verify import verify
+from simulator.nlex.verify import verify_result
 from webapp.annotation.models import AnnotationItem
 from webapp.explorer.conf import annotations_per_item, explorer_max_steps
 from webapp.explorer.programs import traced
@@ -39,7 +39,7 @@ def enqueue_run(run: Any, *, required: int | None = None) -> EnqueueReport:
         if result.trace is None or not result.trace.steps:
             report.skipped.append(f"{label}: no trace ({result.status}: {result.message})")
             continue
-        check = verify(sim.text, result.trace, program, status=result.status)
+        check = verify_result(sim.text, result, program)
         AnnotationItem.objects.create(
             simulation=sim,
             run=run,

@@ -13,13 +13,13 @@ from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
-from webapp.accounts.roles import is_staff
 from webapp.explorer.conf import explorer_max_steps
 from webapp.explorer.context import viewer_context
 from webapp.explorer.forms import ExploreForm
 from webapp.explorer.models import Trace
 from webapp.explorer.programs import traced
 from webapp.limits import trace_slot
+from webapp.runs import privacy
 from webapp.runs.models import Run
 
 
@@ -78,7 +78,7 @@ def explore_run(request: HttpRequest, run_id: Any) -> HttpResponse:
             candidate, test = int(source["candidate"]), int(source["test"])
             turn, step = int(source.get("turn") or 0), int(source.get("step") or 0)
             program = run.program_of(candidate, test, turn)
-            if not test_open_to(run, test, request.user):
+            if not privacy.may_see_test(run, request.user, test):
                 raise LookupError(f"{run.test_label(test)} is private to the problem's owner")
         except (KeyError, ValueError, LookupError) as exc:
             messages.error(request, f"Cannot open that trace: {exc}")
@@ -108,16 +108,6 @@ def explore_run(request: HttpRequest, run_id: Any) -> HttpResponse:
     candidates = [c for c in run.candidates.all() if c.code] if run.kind != "simulate" else []
     context = {"run": run, "tests": tests, "candidates": candidates, "simulate": run.kind == "simulate"}
     return render(request, "explorer/run.html", {**context, "asked": asked})
-
-
-def test_open_to(run: Run, test: int, user: Any) -> bool:
-    """Whether ``user`` may trace ``run``'s program on test ``test``: public tests to whoever may
-    see the run; private ones only to the problem's owner and staff (a run on someone else's public
-    problem must not open its private inputs)."""
-    core = run.core_problem()
-    if run.kind == "simulate" or core.tests[test].public:
-        return True
-    return is_staff(user) or (run.problem is not None and run.problem.owner_id == user.pk)
 
 
 def _context(request: HttpRequest, trace: Trace) -> dict[str, Any]:

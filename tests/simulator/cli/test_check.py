@@ -50,7 +50,7 @@ def test_json_is_one_object_with_offsets_into_the_text(files, capsys: pytest.Cap
     for claim in data["claims"]:
         assert WRONG[claim["start"] : claim["end"]] == claim["text"]
     first = data["first_divergence"]
-    assert first["kind"] == "answer" and WRONG[first["start"] : first["end"]].startswith("[ANSWER]")
+    assert first["kind"] == "answer" and WRONG[first["start"] : first["end"]] == "1"
     assert "returns 6" in first["sentence"]
 
 
@@ -69,7 +69,7 @@ def test_the_human_report_says_where_it_went_wrong(files, capsys: pytest.Capture
     assert main(["check", str(program), "--call", CALL, "--nlex", str(text)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("first wrong: the simulation's answer is 1; the real call returns 6")
-    assert "✗ [ANSWER]" in out and "✓ total = 2" in out
+    assert "answer: false (claimed '1', actual '6')" in out and "✓ total = 2" in out
 
 
 def test_an_unreadable_text_exits_2(files) -> None:
