@@ -1,6 +1,11 @@
 """What the trace explorer shows beside a real trace: the deterministic narration split into sentences,
 each tied to the trace step it describes, so a viewer can show "the narration of the current step".
 
+The stepper shows ``stepper_sentences`` (``simulator.nlex.narrator.step_sentences``): one sentence
+per executed line of every frame, callees and recursive calls included, each on the step where the
+line's effects show, so the sentence agrees with the values on screen. ``narration_sentences`` places
+the checked narration text (the NLEX a model is trained on, outermost frame only, loops summarised).
+
 Each narration line is placed at the step of its first checkable claim (``Line N`` -> the step where
 line N is about to run; ``Lines A-B repeat K more times`` -> the last skipped visit); a line without
 a claim (``The program starts.``) inherits the previous placement, and the answer after ``[/THOUGHT]``
@@ -15,6 +20,7 @@ from typing import Any
 from simulator.execution.program import Program
 from simulator.execution.trace import Trace
 from simulator.nlex import check_text, narrate, program_names
+from simulator.nlex.narrator import step_sentences
 
 _MARKERS = frozenset({"[THOUGHT]", "[/THOUGHT]", "[ANSWER]", "[/ANSWER]"})
 
@@ -59,12 +65,18 @@ def sentence_at(sentences: list[Sentence], step: int) -> Sentence | None:
     return found
 
 
+def stepper_sentences(trace: Trace, program: Program) -> list[Sentence]:
+    """The stepper's narration: a sentence for every executed line of every frame (see the module doc)."""
+    return [Sentence(text=text, step=step) for step, text in step_sentences(trace, program)]
+
+
 def explorer_payload(trace: Trace, program: Program) -> dict[str, Any]:
-    """Everything the explorer's script needs, as JSON: the trace, the narration sentences, and the
-    program's shape and source lines."""
+    """Everything the explorer's script needs, as JSON: the trace, the stepper's sentences, the
+    program's shape and source lines, and why the trace is partial ("" when it is whole)."""
     return {
         "trace": trace.to_dict(),
-        "sentences": [asdict(s) for s in narration_sentences(trace, program)],
+        "sentences": [asdict(s) for s in stepper_sentences(trace, program)],
         "lines": program.code.split("\n"),
         "shape": program.shape,
+        "truncation": trace.truncation,
     }
