@@ -81,6 +81,7 @@ class _Index:
     """Lookups over a trace: steps per frame, and each frame's history of each name."""
 
     def __init__(self, trace: Trace) -> None:
+        self.trace = trace
         self.steps = trace.steps
         self.frames: dict[int, list[int]] = {}
         self.history: dict[tuple[int, str], tuple[list[int], list[Value]]] = {}
@@ -93,6 +94,28 @@ class _Index:
                 values.append(value)
                 self.names.add(name)
         self.top = trace.steps[0].frame if trace.steps else 0
+
+    def never_set(self) -> set[str]:
+        """Variables the traced code binds (in the traced frames: a script's top level, or inside
+        functions) that the whole run never gave a value; empty when the trace was cut short."""
+        if self.trace.truncated or self.trace.error or not self.steps:
+            return set()
+        try:
+            tree = parse_python(self.trace.source)
+        except SyntaxError:
+            return set()
+        script = self.steps[0].function == "<module>"
+        scopes = (
+            [tree] if script else [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.Lambda)]
+        )
+        bound = set()
+        for scope in scopes:
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    bound.add(node.id)
+                elif isinstance(node, ast.arg):
+                    bound.add(node.arg)
+        return bound - self.names
 
     def frame_of(self, index: int) -> int:
         return self.steps[index].frame if index >= 0 else self.top
@@ -184,6 +207,8 @@ def _check_value(index: _Index, cursor: int, anchor: int | None, claim: Claim) -
     base, _, access = name.partition("[")
     access = "[" + access if access else ""
     if base not in index.names:
+        if base in index.never_set():
+            return ClaimVerdict(claim, "false", reason=f"{base} never gets a value in the real run"), cursor
         return ClaimVerdict(claim, "unverifiable", reason=f"{base} is not a traced variable"), cursor
     if anchor is not None:
         after = index.next_in_frame(anchor)
