@@ -9,13 +9,17 @@ estimator.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from simulator.benchmarks import read_jsonl
 from simulator.evaluation.harness import Context, TaskResult
-from simulator.evaluation.metrics import estimate_pass_at_k
+from simulator.evaluation.metrics import estimate_pass_at_k, wilson
 from simulator.evaluation.scoring import answer_found, cruxeval_passes, extract_answer
+from simulator.execution import run as sandbox_run
+from simulator.execution.program import Program
+from simulator.nlex.verify import Verification, verify_result
 
 INSTRUCTION = {
     "direct": (
@@ -62,6 +66,13 @@ def messages(code: str, call: str, prompt: str) -> list[dict[str, str]]:
     ]
 
 
+def _verifier(item: dict[str, Any]) -> Callable[[str], Verification]:
+    """Runs the item's program once, traced, in the sandbox; returns "verify this text against it"."""
+    program = Program(code=item["code"], call=f"f({item['input']})")
+    result = sandbox_run(program, trace=True)
+    return lambda text: verify_result(text, result, program)
+
+
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     params = ctx.sampling(max_tokens=MAX_TOKENS[ctx.settings.prompt])
     params["stop"] = ["[/ANSWER]"]
@@ -71,12 +82,16 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             item["id"], messages(item["code"], f"f({item['input']})", ctx.settings.prompt), params
         )
         samples = []
+        checked = await asyncio.to_thread(_verifier, item) if ctx.settings.prompt == "nlex" else None
         for text in reply.texts:
             answer = extract_answer(text)
             passed = await asyncio.to_thread(
                 cruxeval_passes, item["code"], item["input"], item["output"], answer
             )
-            samples.append({"text": text, "answer": answer, "passed": passed, "parsed": answer_found(text)})
+            sample = {"text": text, "answer": answer, "passed": passed, "parsed": answer_found(text)}
+            if checked is not None:  # the one verifier's label of the narration: agrees/diverges/unverified
+                sample["verification"] = checked(text).label
+            samples.append(sample)
         return {
             "id": item["id"],
             "gold": item["output"],
@@ -90,6 +105,10 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     metrics = {f"pass@{k}": estimate_pass_at_k(counts, k) for k in ctx.ks()}
     samples = [s for r in records for s in r["samples"]]
     unparsed = sum(not s["parsed"] for s in samples)
+    labels = [s["verification"] for s in samples if "verification" in s]
+    if labels:  # NLEX prompt: how often the narration holds up against the real run, claim by claim
+        for label in ("agrees", "diverges", "unverified"):
+            metrics[f"narration {label}"] = wilson(labels.count(label), len(labels))
     return TaskResult(
         metrics=metrics,
         items=records,

@@ -131,6 +131,32 @@ MBPP_SOLVES = {
 }
 
 
+@pytest.mark.asyncio
+async def test_cruxeval_nlex_reports_how_often_the_narration_holds_up(tmp_path: Path) -> None:
+    """With the NLEX prompt each narration gets the one verifier's label against the real run."""
+    data = write_jsonl(tmp_path / "crux.jsonl", CRUX[:1])  # f(x) = x * 2 on 3
+    server = FakeModelServer(
+        table_responder(
+            {
+                "f(3)": [
+                    "[THOUGHT] x = 3. [/THOUGHT]\n[ANSWER]\nassert f(3) == 6\n",  # as vLLM returns it
+                    "[THOUGHT] x = 3. [/THOUGHT]\n[ANSWER]\nassert f(3) == 7\n",
+                    "[THOUGHT] It doubles x. [/THOUGHT]",
+                ]
+            },
+            "",
+        )
+    )
+    settings = Settings(task="cruxeval-o", data=data, out=tmp_path / "out", n=3, k=1, prompt="nlex")
+
+    record = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(server))
+
+    labels = [s["verification"] for s in record["items"][0]["samples"]]
+    assert labels == ["agrees", "diverges", "unverified"]
+    for label in ("agrees", "diverges", "unverified"):
+        assert record["metrics"][f"narration {label}"]["value"] == pytest.approx(1 / 3)
+
+
 def _sim_question(body: dict[str, Any]) -> tuple[str, str]:
     question = body["messages"][-1]["content"]
     code, rest = question.split("[PYTHON]\n", 1)[1].rsplit("\nassert ", 1)
