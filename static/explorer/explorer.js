@@ -1,8 +1,12 @@
 // Trace explorer: steps through the real trace embedded in the page (json_script "explorer-data").
-// State at step n is replayed from step 0: each frame's locals from the `changed` of its steps, the
-// call stack from call/return events, the output from the steps' stdout (docs/trace-schema.md).
+// State at step n is replayed from step 0 (docs/trace-schema.md): each frame's locals from the
+// `changed` of its steps and their objects from `refs`, the objects' views from `heap`, the call stack
+// from call/return events, the output from the steps' stdout. Frames and objects are drawn side by side
+// with SVG arrows from each reference to its object, so aliasing shows.
 // No dependencies; keys: Left/Right (back/forward), Home/End (first/last). Any element with
-// data-step="N" (a checked claim, a divergence link) jumps to step N when clicked.
+// data-step="N" (a checked claim, a divergence link) jumps to step N when clicked. On permalinks the
+// step is in the URL (#step-N): a hash edit or the browser's Back moves the stepper; jumps (first, last,
+// go to, a claim) are history entries, single steps replace the current one.
 (function () {
   "use strict";
   var root = document.getElementById("explorer");
@@ -13,6 +17,7 @@
   var sentences = data.sentences || [];
   var last = Math.max(steps.length - 1, 0);
   var current = 0;
+  var SVG = "http://www.w3.org/2000/svg";
 
   function q(id) { return root.querySelector('[data-testid="' + id + '"]'); }
   function el(tag, cls, text) {
@@ -21,6 +26,7 @@
     if (text !== undefined) { node.textContent = text; }
     return node;
   }
+  function has(obj, key) { return !!obj && Object.prototype.hasOwnProperty.call(obj, key); }
 
   var code = q("ex-code");
   var lines = (data.lines || []).slice();
@@ -28,32 +34,42 @@
   lines.forEach(function (text, i) {
     var li = el("li");
     li.setAttribute("data-line", String(i + 1));
+    li.appendChild(el("span", "mark", ""));
     li.appendChild(el("span", "ln", String(i + 1)));
     li.appendChild(el("span", "src", text || " "));
     code.appendChild(li);
   });
 
+  // -- replaying the trace ----------------------------------------------------------------------
+
   function stateAt(n) {
-    var frames = {}, stack = [], stdout = "";
+    var frames = {}, stack = [], stdout = "", heap = {};
     for (var i = 0; i <= n && i < steps.length; i++) {
       var s = steps[i];
       if (!frames[s.frame]) {
-        frames[s.frame] = { id: s.frame, fn: s["function"], locals: {}, order: [], line: s.line };
+        frames[s.frame] = { id: s.frame, fn: s["function"], depth: s.depth, locals: {}, refs: {}, order: [],
+                            line: s.line, exc: null };
         stack.push(s.frame);
       }
       var f = frames[s.frame];
       f.line = s.line;
+      (s.heap || []).forEach(function (view) { heap[view.id] = view; });
+      var refs = s.refs || {};
       Object.keys(s.changed || {}).forEach(function (name) {
         if (!(name in f.locals)) { f.order.push(name); }
         f.locals[name] = s.changed[name];
+        if (!has(refs, name)) { delete f.refs[name]; }  // now a plain value
       });
+      Object.keys(refs).forEach(function (name) { if (name !== "return") { f.refs[name] = refs[name]; } });
+      if (s.event === "exception") { f.exc = { line: s.line, value: s.value }; }
+      else if (s.event === "line") { f.exc = null; }
       stdout += s.stdout || "";
       if (s.event === "return" && i < n) {  // a frame that returned before step n is gone
         stack.splice(stack.indexOf(s.frame), 1);
         delete frames[s.frame];
       }
     }
-    return { frames: frames, stack: stack, stdout: stdout };
+    return { frames: frames, stack: stack, stdout: stdout, heap: heap };
   }
 
   function sentenceAt(n) {
@@ -73,16 +89,202 @@
     return where + " is about to run";
   }
 
+  // -- drawing ----------------------------------------------------------------------------------
+
+  function pointer(ref) {
+    var ptr = el("span", "ex-ptr", "");
+    ptr.setAttribute("data-ref", String(ref));
+    ptr.title = "object " + ref;
+    return ptr;
+  }
+
+  function cellNode(cell) {  // a cell of a view: a value or a reference
+    if (cell && has(cell, "ref")) { return pointer(cell.ref); }
+    var span = el("span", "ex-val", cell ? cell.repr : "");
+    if (cell) { span.title = cell.type; }
+    return span;
+  }
+
+  function justRan(s) {  // the step of the line just run: this frame's previous line, else the previous step
+    for (var i = current - 1; s && i >= 0; i--) {
+      if (steps[i].frame === s.frame) { return steps[i].event === "line" && s.event !== "call" ? steps[i] : steps[current - 1]; }
+    }
+    return current > 0 ? steps[current - 1] : null;
+  }
+
+  function markLines(s, state) {
+    var prev = justRan(s);
+    var frame = s ? state.frames[s.frame] : null;
+    var raised = frame && frame.exc ? frame.exc : null;
+    Array.prototype.forEach.call(code.children, function (li) {
+      var n = Number(li.getAttribute("data-line"));
+      li.classList.toggle("current", !!s && n === s.line);
+      li.classList.toggle("prev", !!prev && !!s && n === prev.line && prev.line !== s.line);
+      li.classList.toggle("raised", !!raised && n === raised.line);
+      var old = li.querySelector(".ex-exc");
+      if (old) { li.removeChild(old); }
+      if (raised && n === raised.line && raised.value) {
+        li.appendChild(el("span", "ex-exc", "raised " + raised.value.repr));
+      }
+    });
+    var active = code.querySelector("li.current");
+    if (active && active.scrollIntoView && root.getBoundingClientRect().top < window.innerHeight) {
+      active.scrollIntoView({ block: "nearest" });
+    }
+  }
+
+  function renderFrames(s, state) {
+    var frames = q("ex-frames");
+    frames.textContent = "";
+    state.stack.forEach(function (id) {
+      var f = state.frames[id];
+      var box = el("div", "ex-frame" + (s && s.frame === id ? " active" : ""));
+      box.setAttribute("data-frame", String(id));
+      var head = el("div", "ex-frame-head", f.fn === "<module>" ? "Global frame" : f.fn);
+      head.setAttribute("data-testid", "ex-frame-head");
+      head.appendChild(el("span", "ex-depth", f.fn === "<module>" ? "" : "depth " + f.depth));
+      box.appendChild(head);
+      var table = el("table");
+      f.order.forEach(function (name) {
+        var value = f.locals[name];
+        var changed = s && s.frame === id && has(s.changed, name);
+        var tr = el("tr", changed ? "changed" : "");
+        tr.setAttribute("data-name", name);
+        tr.appendChild(el("th", "", name));
+        var td = el("td", "value");
+        if (has(f.refs, name)) { td.appendChild(pointer(f.refs[name])); td.title = value.repr; }
+        else { td.textContent = value.repr; }
+        tr.appendChild(td);
+        tr.appendChild(el("td", "type", value.type));
+        table.appendChild(tr);
+      });
+      if (s && s.frame === id && s.event === "return" && s.value) {
+        var ret = el("tr", "ex-return");
+        ret.setAttribute("data-testid", "ex-return");
+        ret.appendChild(el("th", "", "Return value"));
+        var cell = el("td", "value");
+        if (s.refs && has(s.refs, "return")) { cell.appendChild(pointer(s.refs["return"])); cell.title = s.value.repr; }
+        else { cell.textContent = s.value.repr; }
+        ret.appendChild(cell);
+        ret.appendChild(el("td", "type", s.value.type));
+        table.appendChild(ret);
+      }
+      if (!table.children.length) { table.appendChild(el("tr", "muted")).appendChild(el("td", "", "(no locals yet)")); }
+      box.appendChild(table);
+      frames.appendChild(box);
+    });
+  }
+
+  function objectNode(id, view, fresh) {
+    var box = el("div", "ex-obj" + (fresh ? " changed" : "") + (view ? " kind-" + view.kind : " stub"));
+    box.setAttribute("data-obj", String(id));
+    box.setAttribute("data-testid", "ex-obj");
+    if (!view) {  // deeper than the tracer's views go
+      box.appendChild(el("div", "ex-obj-head", "\u2026"));
+      return box;
+    }
+    box.setAttribute("data-kind", view.kind);
+    box.appendChild(el("div", "ex-obj-head", view.kind === "object" ? view.type + " instance" : view.type));
+    var items = view.items || [];
+    if (view.kind === "dict" || view.kind === "object") {
+      var table = el("table", "ex-obj-rows");
+      items.forEach(function (pair) {
+        var tr = el("tr");
+        var key = el("th");
+        if (view.kind === "object") { key.textContent = pair[0]; } else { key.appendChild(cellNode(pair[0])); }
+        var td = el("td");
+        td.appendChild(cellNode(pair[1]));
+        tr.appendChild(key);
+        tr.appendChild(td);
+        table.appendChild(tr);
+      });
+      if (!items.length) { table.appendChild(el("tr", "muted")).appendChild(el("td", "", "(empty)")); }
+      box.appendChild(table);
+    } else {
+      var row = el("div", "ex-cells");
+      items.forEach(function (cell, i) {
+        var c = el("div", "ex-cell");
+        if (view.kind !== "set") { c.appendChild(el("span", "ex-idx", String(i))); }
+        c.appendChild(cellNode(cell));
+        row.appendChild(c);
+      });
+      if (!items.length) { row.appendChild(el("div", "ex-cell muted", "(empty)")); }
+      box.appendChild(row);
+    }
+    if (view.more) { box.appendChild(el("div", "ex-more muted", "\u2026 " + view.more + " more")); }
+    return box;
+  }
+
+  function childRefs(view) {
+    var out = [];
+    (view ? view.items || [] : []).forEach(function (item) {
+      var cell = Array.isArray(item) ? item[1] : item;
+      if (cell && has(cell, "ref")) { out.push(cell.ref); }
+    });
+    return out;
+  }
+
+  function renderHeap(s, state) {
+    // Objects reachable from the live frames, one row per object first reached from a frame, its
+    // not yet drawn children to its right (depth first), as Python Tutor lays them out.
+    var heapBox = q("ex-heap");
+    heapBox.textContent = "";
+    var fresh = {};
+    ((s && s.heap) || []).forEach(function (view) { fresh[view.id] = true; });
+    var placed = {};
+    var roots = [];
+    state.stack.forEach(function (id) {
+      var f = state.frames[id];
+      f.order.forEach(function (name) { if (has(f.refs, name)) { roots.push(f.refs[name]); } });
+    });
+    if (s && s.refs && has(s.refs, "return")) { roots.push(s.refs["return"]); }
+    function place(id, row) {
+      if (placed[id]) { return; }
+      placed[id] = true;
+      row.appendChild(objectNode(id, state.heap[id], !!fresh[id]));
+      childRefs(state.heap[id]).forEach(function (child) { place(child, row); });
+    }
+    roots.forEach(function (id) {
+      if (placed[id]) { return; }
+      var row = el("div", "ex-heap-row");
+      place(id, row);
+      heapBox.appendChild(row);
+    });
+    if (!roots.length) { heapBox.appendChild(el("p", "muted", "(no objects)")); }
+  }
+
+  function drawArrows() {
+    var viz = q("ex-viz"), svg = q("ex-arrows");
+    Array.prototype.slice.call(svg.querySelectorAll("path.ex-arrow")).forEach(function (p) { svg.removeChild(p); });
+    var box = viz.getBoundingClientRect();
+    svg.setAttribute("width", String(viz.scrollWidth));
+    svg.setAttribute("height", String(viz.scrollHeight));
+    Array.prototype.forEach.call(viz.querySelectorAll(".ex-ptr[data-ref]"), function (ptr) {
+      var target = viz.querySelector('.ex-obj[data-obj="' + ptr.getAttribute("data-ref") + '"]');
+      if (!target) { return; }
+      var a = ptr.getBoundingClientRect(), b = target.getBoundingClientRect();
+      var sx = a.left + a.width / 2 - box.left + viz.scrollLeft, sy = a.top + a.height / 2 - box.top + viz.scrollTop;
+      var ex = b.left - box.left + viz.scrollLeft, ey = b.top + 12 - box.top + viz.scrollTop;
+      if (ex < sx) { ex = b.left + Math.min(14, b.width / 2) - box.left + viz.scrollLeft; ey = b.top - box.top + viz.scrollTop; }
+      var dx = Math.max(24, Math.abs(ex - sx) / 2);
+      var path = document.createElementNS(SVG, "path");
+      path.setAttribute("class", "ex-arrow");
+      path.setAttribute("d", "M" + sx + "," + sy + " C" + (sx + dx) + "," + sy + " " + (ex - dx) + "," + ey + " " + ex + "," + ey);
+      path.setAttribute("marker-end", "url(#ex-arrowhead)");
+      path.setAttribute("data-ref", ptr.getAttribute("data-ref"));
+      svg.appendChild(path);
+    });
+  }
+
+  var resultBox = document.querySelector('[data-testid="ex-result-box"]');
+  var hideResult = !!resultBox && resultBox.getAttribute("data-reveal") === "last";
+
   function render() {
     var s = steps[current];
     var state = stateAt(current);
     q("ex-step").textContent = String(current);
     q("ex-slider").value = String(current);
-    Array.prototype.forEach.call(code.children, function (li) {
-      li.classList.toggle("current", !!s && Number(li.getAttribute("data-line")) === s.line);
-    });
-    var active = code.querySelector("li.current");
-    if (active && active.scrollIntoView) { active.scrollIntoView({ block: "nearest" }); }
+    markLines(s, state);
     q("ex-event").textContent = describe(s);
     var sentence = sentenceAt(current);
     q("ex-narration").textContent = sentence ? sentence.text : "";
@@ -91,82 +293,106 @@
     stack.textContent = "";
     state.stack.slice().reverse().forEach(function (id, i) {
       var f = state.frames[id];
-      var li = el("li", i === 0 ? "top" : "", f.fn + "  (line " + f.line + ")");
-      stack.appendChild(li);
+      stack.appendChild(el("li", i === 0 ? "top" : "", f.fn + "  (depth " + f.depth + ", line " + f.line + ")"));
     });
-
-    var frames = q("ex-frames");
-    frames.textContent = "";
-    state.stack.forEach(function (id) {
-      var f = state.frames[id];
-      var box = el("div", "ex-frame" + (s && s.frame === id ? " active" : ""));
-      box.appendChild(el("div", "ex-frame-head", f.fn + " #" + id));
-      var table = el("table");
-      f.order.forEach(function (name) {
-        var value = f.locals[name];
-        var changed = s && s.frame === id && s.changed && Object.prototype.hasOwnProperty.call(s.changed, name);
-        var tr = el("tr", changed ? "changed" : "");
-        tr.setAttribute("data-name", name);
-        tr.appendChild(el("th", "", name));
-        tr.appendChild(el("td", "", value.repr));
-        tr.appendChild(el("td", "type", value.type));
-        table.appendChild(tr);
-      });
-      if (!f.order.length) { table.appendChild(el("tr", "muted")).appendChild(el("td", "", "(no locals yet)")); }
-      box.appendChild(table);
-      frames.appendChild(box);
-    });
+    renderFrames(s, state);
+    renderHeap(s, state);
+    drawArrows();
     q("ex-stdout").textContent = state.stdout;
     q("ex-back").disabled = q("ex-first").disabled = current === 0;
     q("ex-forward").disabled = q("ex-last").disabled = current === last;
+    if (resultBox) { resultBox.hidden = hideResult && current !== last; }
+    updateLinks();
   }
 
-  var useHash = root.getAttribute("data-hash") === "1";  // permalinks: #step-N opens at step N
+  // -- navigation -------------------------------------------------------------------------------
 
-  function go(n, initial) {
+  var useHash = root.getAttribute("data-hash") === "1";  // permalinks: #step-N opens at step N
+  var presentLinks = root.querySelectorAll("a[data-act-link]");
+
+  function updateLinks() {  // the presentation links keep the step
+    Array.prototype.forEach.call(presentLinks, function (a) {
+      a.setAttribute("href", a.getAttribute("href").split("#")[0] + "#step-" + current);
+    });
+  }
+
+  function stepFromHash() {
+    var match = /^#step-(\d+)$/.exec(window.location.hash);
+    return match ? Number(match[1]) : null;
+  }
+
+  function go(n, how) {  // how: "push" (a jump), "replace" (a single step), "init" or "url" (from the URL)
     n = Math.max(0, Math.min(last, Number(n) || 0));
+    var moved = n !== current;
     current = n;
     render();
-    if (useHash && !initial && window.history && window.history.replaceState) {
-      window.history.replaceState(null, "", "#step-" + n);
-    }
+    if (!useHash || how === "init" || how === "url" || !window.history || !window.history.replaceState) { return; }
+    var url = window.location.pathname + window.location.search + "#step-" + n;
+    if (how === "push" && moved) { window.history.pushState(null, "", url); }
+    else { window.history.replaceState(null, "", url); }
+  }
+
+  function setPresent(on, hide) {
+    document.body.classList.toggle("present", on);
+    hideResult = on && !!hide;
+    render();
   }
 
   root.addEventListener("click", function (evt) {
+    var link = evt.target.closest("a[data-act-link]");
+    if (link && window.history && window.history.pushState) {
+      evt.preventDefault();
+      var act = link.getAttribute("data-act-link");
+      window.history.pushState(null, "", link.getAttribute("href"));
+      setPresent(act !== "exit", act === "present-hidden");
+      return;
+    }
     var button = evt.target.closest("button[data-act]");
     if (!button) { return; }
-    var act = button.getAttribute("data-act");
-    if (act === "first") { go(0); }
-    else if (act === "back") { go(current - 1); }
-    else if (act === "forward") { go(current + 1); }
-    else if (act === "last") { go(last); }
-    else if (act === "present") { document.body.classList.toggle("present"); }
+    var what = button.getAttribute("data-act");
+    if (what === "first") { go(0, "push"); }
+    else if (what === "back") { go(current - 1, "replace"); }
+    else if (what === "forward") { go(current + 1, "replace"); }
+    else if (what === "last") { go(last, "push"); }
   });
-  q("ex-slider").addEventListener("input", function (evt) { go(evt.target.value); });
+  q("ex-slider").addEventListener("input", function (evt) { go(evt.target.value, "replace"); });
   q("ex-jump").addEventListener("submit", function (evt) {
     evt.preventDefault();
-    go(q("ex-jump-input").value);
+    go(q("ex-jump-input").value, "push");
   });
   document.addEventListener("click", function (evt) {
     var target = evt.target.closest("[data-step]");
     if (!target || root.contains(target) && target.tagName === "INPUT") { return; }
     evt.preventDefault();
-    go(target.getAttribute("data-step"));
+    go(target.getAttribute("data-step"), "push");
   });
   document.addEventListener("keydown", function (evt) {
     var t = evt.target;
     if (evt.altKey || evt.ctrlKey || evt.metaKey) { return; }
     if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) { return; }
-    if (evt.key === "ArrowRight") { go(current + 1); }
-    else if (evt.key === "ArrowLeft") { go(current - 1); }
-    else if (evt.key === "Home") { go(0); }
-    else if (evt.key === "End") { go(last); }
+    if (evt.key === "ArrowRight") { go(current + 1, "replace"); }
+    else if (evt.key === "ArrowLeft") { go(current - 1, "replace"); }
+    else if (evt.key === "Home") { go(0, "push"); }
+    else if (evt.key === "End") { go(last, "push"); }
     else { return; }
     evt.preventDefault();
   });
+  function followUrl() {  // a hash edit, Back or Forward
+    var params = new URLSearchParams(window.location.search);
+    var present = params.get("present") === "1";
+    if (present !== document.body.classList.contains("present")) {
+      document.body.classList.toggle("present", present);
+      hideResult = present && params.get("hide") === "result";
+    }
+    var n = useHash ? stepFromHash() : null;
+    go(n === null ? 0 : n, "url");
+  }
+  window.addEventListener("hashchange", followUrl);
+  window.addEventListener("popstate", followUrl);
+  window.addEventListener("resize", drawArrows);
 
   if (root.getAttribute("data-present") === "1") { document.body.classList.add("present"); }
-  var hash = useHash ? /^#step-(\d+)$/.exec(window.location.hash) : null;
   window.ExecSimExplorer = { go: go, current: function () { return current; }, last: last };
-  go(hash ? hash[1] : 0, true);
+  var initial = useHash ? stepFromHash() : null;
+  go(initial === null ? 0 : initial, "init");
 })();

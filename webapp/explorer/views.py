@@ -120,6 +120,7 @@ def _context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
             "permalink": request.build_absolute_uri(reverse("explorer:view", args=[trace.slug])),
             "embed_url": request.build_absolute_uri(reverse("explorer:embed", args=[trace.slug])),
             "present": request.GET.get("present") == "1",
+            "hide_result": request.GET.get("hide") == "result",
         }
     )
     return context
@@ -129,7 +130,11 @@ def _context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
 def explore_view(request: HttpRequest, slug: str) -> HttpResponse:
     """The permalink: anyone holding the (unguessable) link may view it."""
     trace = get_object_or_404(Trace, slug=slug)
-    return render(request, "explorer/view.html", _context(request, trace))
+    context = _context(request, trace)
+    if request.user.is_authenticated:  # "edit and trace again" posts to the paste form (login only)
+        fields = ("title", "code", "mode", "call_input")
+        context["edit_form"] = ExploreForm(initial={name: getattr(trace, name) for name in fields})
+    return render(request, "explorer/view.html", context)
 
 
 @require_GET

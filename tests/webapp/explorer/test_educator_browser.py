@@ -1,0 +1,278 @@
+"""The explorer as an educator uses it (issue 13, "Educator"), in Chromium: frames and heap objects with
+arrows (aliasing shows, instance attributes too), where am I (next and previous line, the return value,
+the line that raised), narration in step (callees and recursion), partial traces flagged, the step in
+the URL (hash edits, Back), presentation mode with an exit and the result hidden until the last step,
+edit and trace again, frames named by function and depth, a 390 px phone. Takes explorer-educator.png
+(see support.SCREENSHOTS)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.webapp.browser.support import SCREENSHOTS
+from webapp.explorer.models import Trace
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+ALIAS = (
+    "class Point:\n    def __init__(self, x, y):\n        self.x = x\n        self.y = y\n\n\n"
+    "def f(xs):\n    ys = xs\n    zs = list(xs)\n    ys.append(4)\n"
+    "    p = Point(1, [zs])\n    p.x = 7\n    return ys\n"
+)
+FACT = "def fact(n):\n    if n <= 1:\n        return 1\n    return n * fact(n - 1)\n"
+DOUBLE = "def f(xs):\n    out = []\n    for x in xs:\n        out.append(x * 2)\n    return out\n"
+RAISE = "def inverse(x):\n    return 1 / x\n\n\ndef f():\n    return inverse(0)\n"
+
+
+def _trace(owner, code: str, call: str, title: str = "") -> Trace:
+    from simulator.execution import Program
+    from webapp.explorer.views import _save
+
+    return _save(owner, Program(code=code, call=call), title=title or call)
+
+
+def _open(page, live_server, trace: Trace, query: str = "", step: int | None = None):
+    hash_ = f"#step-{step}" if step is not None else ""
+    page.goto(f"{live_server.url}/explorer/t/{trace.slug}/{query}{hash_}")
+    return page
+
+
+def _step(page) -> int:
+    return int(page.locator('[data-testid="ex-step"]').inner_text())
+
+
+def _go(page, n: int) -> None:
+    page.evaluate(f"window.ExecSimExplorer.go({n})")
+
+
+def _ref(page, name: str) -> str | None:
+    return page.locator(
+        f'[data-testid="ex-frames"] .ex-frame.active tr[data-name="{name}"] .ex-ptr'
+    ).get_attribute("data-ref")
+
+
+def test_objects_are_drawn_with_arrows_so_aliasing_and_attributes_show(page_as, live_server, educator):
+    trace = _trace(educator, ALIAS, "f([1, 2])", "Aliasing")
+    steps = trace.trace["steps"]
+    page = _open(page_as(educator), live_server, trace)
+    last_f = max(i for i, s in enumerate(steps) if s["function"] == "f")
+    _go(page, last_f)  # the return step of f
+    assert _ref(page, "xs") == _ref(page, "ys") != _ref(page, "zs")  # an alias, and a copy
+    shared = page.locator(f'.ex-obj[data-obj="{_ref(page, "xs")}"]')
+    assert shared.get_attribute("data-kind") == "list"
+    assert [c.inner_text() for c in shared.locator(".ex-val").all()] == ["1", "2", "4"]
+    copy = page.locator(f'.ex-obj[data-obj="{_ref(page, "zs")}"]')
+    assert [c.inner_text() for c in copy.locator(".ex-val").all()] == ["1", "2"]
+    point = page.locator(f'.ex-obj[data-obj="{_ref(page, "p")}"]')
+    assert point.get_attribute("data-kind") == "object" and "Point instance" in point.inner_text()
+    rows = {r.locator("th").inner_text(): r.locator("td") for r in point.locator("tr").all()}
+    assert rows["x"].inner_text() == "7"  # the attribute as changed on line 12
+    inner = rows["y"].locator(".ex-ptr").get_attribute("data-ref")  # y = [zs]: a list holding the copy
+    assert page.locator(f'.ex-obj[data-obj="{inner}"] .ex-ptr').get_attribute("data-ref") == _ref(page, "zs")
+    arrows = page.locator('[data-testid="ex-arrows"] path.ex-arrow')
+    pointers = page.locator('[data-testid="ex-viz"] .ex-ptr')
+    assert arrows.count() == pointers.count() >= 6  # one arrow per reference, each to a drawn object
+    for target in {a.get_attribute("data-ref") for a in arrows.all()}:
+        assert page.locator(f'.ex-obj[data-obj="{target}"]').count() == 1
+    returned = page.locator('[data-testid="ex-return"] .ex-ptr')  # f's return step: it returns ys
+    assert returned.get_attribute("data-ref") == _ref(page, "ys")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator('[data-testid="explorer"]').screenshot(path=str(SCREENSHOTS / "explorer-objects.png"))
+
+
+def test_where_am_i_next_and_previous_line_return_value_and_the_line_that_raised(
+    page_as, live_server, educator
+):
+    page = _open(page_as(educator), live_server, _trace(educator, DOUBLE, "f([1, 3])"))
+    page.click('[data-testid="ex-forward"]')
+    page.click('[data-testid="ex-forward"]')  # line 3 about to run, line 2 just ran
+    assert page.locator(".ex-code li.current").get_attribute("data-line") == "3"
+    assert page.locator(".ex-code li.prev").get_attribute("data-line") == "2"
+    page.click('[data-testid="ex-last"]')
+    ret = page.locator('[data-testid="ex-return"]')
+    assert ret.count() == 1 and "Return value" in ret.inner_text()
+    assert ret.locator(".ex-ptr").count() == 1  # the returned list is drawn as an object
+    returned = ret.locator(".ex-ptr").get_attribute("data-ref")
+    assert page.locator(f'.ex-obj[data-obj="{returned}"]').inner_text().split() == [
+        "list",
+        "0",
+        "2",
+        "1",
+        "6",
+    ]
+
+    failing = _trace(educator, RAISE, "f()")
+    page = _open(page, live_server, failing)
+    at = next(i for i, s in enumerate(failing.trace["steps"]) if s["event"] == "exception")
+    _go(page, at)
+    raised = page.locator(".ex-code li.raised")
+    assert raised.count() == 1 and raised.get_attribute("data-line") == "2"
+    assert "ZeroDivisionError('division by zero')" in raised.locator(".ex-exc").inner_text()
+    color = raised.locator(".src").evaluate("e => getComputedStyle(e).color")
+    assert color == "rgb(207, 34, 46)"  # red
+    _go(page, at - 1)
+    assert page.locator(".ex-code li.raised").count() == 0
+
+
+def test_narration_follows_the_stepper_into_callees_and_recursion(page_as, live_server, educator):
+    trace = _trace(educator, DOUBLE, "f([1, 3])")
+    page = _open(page_as(educator), live_server, trace)
+    narration = page.locator('[data-testid="ex-narration"]')
+    seen_first = False
+    for i in range(len(trace.trace["steps"])):  # the sentence never runs ahead of the frame
+        _go(page, i)
+        out = page.locator('.ex-frame.active tr[data-name="out"]')
+        if out.count() and "now out = " in narration.inner_text():
+            shown = re.search(r"now out = (\[[^\]]*\])", narration.inner_text()).group(1)
+            obj = page.locator(f'.ex-obj[data-obj="{out.locator(".ex-ptr").get_attribute("data-ref")}"]')
+            assert "[" + ", ".join(v.inner_text() for v in obj.locator(".ex-val").all()) + "]" == shown
+            seen_first = seen_first or shown == "[2]"
+    assert seen_first
+
+    recursive = _trace(educator, FACT, "fact(3)")
+    page = _open(page, live_server, recursive)
+    deepest = next(i for i, s in enumerate(recursive.trace["steps"]) if s["depth"] == 2)
+    _go(page, deepest)
+    assert "fact is called with n = 1" in narration.inner_text()
+    heads = [h.inner_text() for h in page.locator('[data-testid="ex-frame-head"]').all()]
+    assert [h.split()[0] for h in heads] == ["fact", "fact", "fact"]
+    assert [h.split()[-1] for h in heads] == ["0", "1", "2"]  # named by function and call depth
+    _go(page, deepest + 3)  # the innermost call returns
+    assert "returns 1" in narration.inner_text()
+    columns = page.evaluate(
+        "Array.from(document.querySelectorAll('.ex-frame tr[data-name=\"n\"] td.value'))"
+        ".map(td => Math.round(td.getBoundingClientRect().left))"
+    )
+    assert len(set(columns)) == 1  # value columns aligned across the frames
+
+
+@pytest.mark.parametrize(
+    ("code", "cap", "reason", "words"),
+    [
+        (
+            "def spin():\n    n = 0\n    while True:\n        n += 1\n",
+            40,
+            "max_steps",
+            "only the first 40 steps",
+        ),
+        (
+            "def spin():\n    import time\n    while True:\n        time.sleep(0.4)\n",
+            2000,
+            "timeout",
+            "time limit",
+        ),
+    ],
+    ids=["forever", "timeout"],
+)
+def test_a_program_that_never_ends_shows_its_first_steps_flagged(
+    page_as, live_server, educator, settings, code, cap, reason, words
+):
+    settings.EXECSIM_EXPLORER_MAX_STEPS = cap
+    page = page_as(educator)
+    page.goto(f"{live_server.url}/explorer/")
+    page.fill("#id_code", code)
+    page.fill("#id_call_input", "spin()")
+    page.click('[data-testid="explore-submit"]')
+    page.wait_for_url("**/explorer/t/**")
+    trace = Trace.objects.get()
+    assert trace.status == "timeout" and trace.step_count > 3
+    cap_banner = page.locator('[data-testid="ex-cap"]')
+    assert cap_banner.is_visible() and cap_banner.get_attribute("data-reason") == reason
+    assert words in cap_banner.inner_text() and cap_banner.inner_text().startswith("Partial trace")
+    assert page.locator('[data-testid="ex-empty"]').count() == 0
+    assert page.locator('[data-testid="ex-total"]').inner_text() == str(trace.step_count)
+    page.click('[data-testid="ex-last"]')
+    assert _step(page) == trace.step_count - 1
+    assert page.locator(".ex-code li.current").count() == 1
+    assert page.locator('[data-testid="ex-narration"]').inner_text()
+
+
+def test_the_step_is_in_the_url_and_follows_hash_edits_and_back(page_as, live_server, educator):
+    trace = _trace(educator, FACT, "fact(3)")
+    total = trace.step_count
+    page = _open(page_as(educator), live_server, trace, step=3)
+    assert _step(page) == 3
+    assert page.locator(".ex-position").inner_text() == f"Step 3 of {total}"
+    page.click('[data-testid="ex-forward"]')
+    assert page.url.endswith("#step-4")
+    page.evaluate("location.hash = '#step-1'")
+    page.wait_for_function("document.querySelector('[data-testid=ex-step]').textContent === '1'")
+    page.fill('[data-testid="ex-jump-input"]', "8")
+    page.press('[data-testid="ex-jump-input"]', "Enter")
+    assert _step(page) == 8 and page.url.endswith("#step-8")
+    page.go_back()
+    page.wait_for_function("document.querySelector('[data-testid=ex-step]').textContent === '1'")
+    assert page.url.endswith("#step-1")
+
+
+def test_presentation_is_a_url_flag_with_an_exit_and_can_hide_the_result(page_as, live_server, educator):
+    trace = _trace(educator, DOUBLE, "f([1, 3])")
+    page = _open(page_as(educator), live_server, trace, step=2)
+    page.click('[data-testid="ex-present"]')
+    assert "present" in page.evaluate("document.body.className")
+    assert "present=1" in page.url and page.url.endswith("#step-2")
+    assert page.locator('[data-testid="ex-present-exit"]').is_visible()
+    assert not page.locator("header.top").is_visible()
+    page.click('[data-testid="ex-present-exit"]')
+    assert "present" not in page.evaluate("document.body.className") and "present=1" not in page.url
+    assert page.locator("header.top").is_visible() and _step(page) == 2
+
+    page = _open(page, live_server, trace, query="?present=1&hide=result")
+    result = page.locator('[data-testid="ex-result-box"]')
+    assert "present" in page.evaluate("document.body.className") and not result.is_visible()
+    page.click('[data-testid="ex-forward"]')
+    assert not result.is_visible()
+    page.click('[data-testid="ex-last"]')
+    assert result.is_visible() and "[2, 6]" in result.inner_text()
+
+
+def test_edit_the_code_and_trace_again_from_the_trace_page(page_as, live_server, educator):
+    trace = _trace(educator, DOUBLE, "f([1, 3])", "Doubling")
+    page = _open(page_as(educator), live_server, trace)
+    page.click('[data-testid="ex-edit"] summary')
+    assert page.input_value("#id_code") == DOUBLE and page.input_value("#id_call_input") == "f([1, 3])"
+    page.fill("#id_code", DOUBLE.replace("x * 2", "x * 3"))
+    page.click('[data-testid="ex-retrace"]')
+    page.wait_for_url(re.compile(r".*/explorer/t/(?!" + trace.slug + r")[^/]+/$"))
+    assert Trace.objects.count() == 2
+    page.click('[data-testid="ex-last"]')
+    assert "[3, 9]" in page.locator('[data-testid="ex-result"]').inner_text()
+
+    anonymous = _open(page_as(None), live_server, trace)
+    assert anonymous.locator('[data-testid="ex-edit"]').count() == 0  # pasting needs an account
+    assert anonymous.locator('[data-testid="ex-step"]').inner_text() == "0"
+
+
+def test_the_trace_page_fits_a_390_px_phone(page_as, live_server, educator):
+    trace = _trace(educator, ALIAS, "f([1, 2])", "A rather long title for a trace shown on a phone screen")
+    phone = page_as(educator)
+    phone.set_viewport_size({"width": 390, "height": 844})
+    page = _open(phone, live_server, trace, step=9)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    wide = page.evaluate(
+        "Array.from(document.querySelectorAll('body *')).filter(e => e.getBoundingClientRect().right > 391)"
+        ".slice(0, 8).map(e => e.tagName + '.' + e.className)"
+    )
+    assert width <= 390, (width, wide)
+    permalink = page.locator('[data-testid="ex-permalink"]').bounding_box()
+    assert permalink["x"] >= 0 and permalink["x"] + permalink["width"] <= 390
+    assert page.locator('[data-testid="ex-forward"]').is_visible()
+    page.screenshot(path=str(SCREENSHOTS / "explorer-phone.png"), full_page=False)
+
+
+def test_the_educator_flow_screenshot(page_as, live_server, educator):
+    """Paste a program, step to where two names share one list: the flow's screenshot."""
+    page = page_as(educator)
+    page.goto(f"{live_server.url}/explorer/")
+    page.fill("#id_title", "Aliasing: two names, one list")
+    page.fill("#id_code", ALIAS)
+    page.fill("#id_call_input", "f([1, 2])")
+    page.click('[data-testid="explore-submit"]')
+    page.wait_for_url("**/explorer/t/**")
+    steps = Trace.objects.get().trace["steps"]
+    _go(page, next(i for i, s in enumerate(steps) if s["function"] == "f" and s["line"] == 12))
+    assert page.locator('[data-testid="ex-arrows"] path.ex-arrow').count() >= 4
+    assert page.locator(".ex-code li.prev").get_attribute("data-line") == "11"  # not __init__'s last line
+    page.screenshot(path=str(SCREENSHOTS / "explorer-educator.png"), full_page=True)
