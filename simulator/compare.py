@@ -1,7 +1,13 @@
-"""Judging stdout: token-by-token comparison with a float tolerance.
+"""Judging outputs: stdout token by token with a float tolerance, and Python values as literals.
 
-One function so that the output-prediction reward, the Code Jam judge and the pipeline's "simulated
-output matches expected output" all agree on what a match is.
+One module so that the output-prediction reward, the Code Jam judge, the pipeline's "simulated
+output matches expected output", the white-box questions and the NLEX checker all agree on what a
+match is.
+
+Values (``literal``, ``same_value``): source text read with ``ast.literal_eval`` (never ``eval``;
+hostile text such as ``[``x100000 is "not a literal", never an exception) and compared with ``==``,
+as CRUXEval's ``assert gold == answer`` does; ``strict_bool`` also tells ``True`` from ``1`` (the
+checker's claims about variables).
 
 Rules (the usual competitive-programming checker):
 
@@ -15,8 +21,10 @@ Rules (the usual competitive-programming checker):
 
 from __future__ import annotations
 
+import ast
 import math
 import re
+from typing import Any
 
 DEFAULT_TOLERANCE = 1e-5
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -59,3 +67,23 @@ def _as_float(token: str) -> float | None:
         return float(token)
     except ValueError:
         return None
+
+
+NOT_LITERAL: Any = object()
+
+
+def literal(text: str) -> Any:
+    """The Python value written as ``text`` (surrounding whitespace ignored), else ``NOT_LITERAL``."""
+    try:
+        return ast.literal_eval(text.strip())
+    except Exception:  # ValueError, SyntaxError, TypeError, RecursionError, MemoryError on hostile text
+        return NOT_LITERAL
+
+
+def same_value(a: Any, b: Any, *, strict_bool: bool = False) -> bool:
+    """``a == b``, False when ``==`` itself fails; with ``strict_bool`` a bool equals only a bool."""
+    try:
+        equal = bool(a == b)
+    except Exception:
+        return False
+    return equal and (not strict_bool or isinstance(a, bool) == isinstance(b, bool))

@@ -44,6 +44,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from simulator.compare import NOT_LITERAL, literal, same_value
 from simulator.execution.trace import Step, Trace, Value
 
 MAX_PATH_QUESTIONS = 5
@@ -230,7 +231,7 @@ def state_type(type_name: str) -> str:
 
 
 def _state_answer(value: Value) -> str | None:
-    if _literal(value.repr) is _NOT_LITERAL:
+    if literal(value.repr) is NOT_LITERAL:
         return None
     return f"{value.repr}; {state_type(value.type)}"
 
@@ -509,31 +510,14 @@ def check_state(answer: str, acceptable: tuple[str, ...] | list[str]) -> bool:
         gold_value_text, gold_type = (part.strip() for part in gold.rsplit(";", 1))
         if type_text != gold_type:
             continue
-        gold_value = _literal(gold_value_text)
-        if gold_value is _NOT_LITERAL:
+        gold_value = literal(gold_value_text)
+        if gold_value is NOT_LITERAL:
             if value_text == gold_value_text:
                 return True
             continue
-        value = _literal(value_text)
-        if value is _NOT_LITERAL and gold_type == "str":
+        value = literal(value_text)
+        if value is NOT_LITERAL and gold_type == "str":
             value = value_text  # an unquoted string, as ExecVerify accepts
-        if value is not _NOT_LITERAL and _equal(value, gold_value):
+        if value is not NOT_LITERAL and same_value(value, gold_value):
             return True
     return False
-
-
-_NOT_LITERAL = object()
-
-
-def _literal(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except Exception:  # literal_eval raises many kinds (ValueError, SyntaxError, RecursionError, ...)
-        return _NOT_LITERAL
-
-
-def _equal(a: Any, b: Any) -> bool:
-    try:
-        return bool(a == b)
-    except Exception:
-        return False

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from simulator.compare import DEFAULT_TOLERANCE, outputs_match
+from simulator.compare import DEFAULT_TOLERANCE, NOT_LITERAL, literal, outputs_match, same_value
 from simulator.execution.program import Program
 from simulator.execution.result import ExecutionResult
 from simulator.prompts.parsing import extract_code as parse_code
@@ -34,8 +34,6 @@ Executor = Callable[[list[Program]], list[ExecutionResult]]
 WHITE_BOX_ALPHA = 0.5
 CRUXEVAL_TIMEOUT_S = 3.0
 WHITE_BOX_TIMEOUT_S = 0.5  # ExecVerify's check of the assertion
-
-_NOT_LITERAL = object()
 
 
 # --- shared pieces ---------------------------------------------------------------------------------
@@ -79,20 +77,6 @@ def _columns(kwargs: dict[str, Any], count: int) -> list[dict[str, Any]]:
             for row in rows:
                 row[name] = values
     return rows
-
-
-def _literal(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except Exception:  # ValueError, SyntaxError, RecursionError, MemoryError on hostile text
-        return _NOT_LITERAL
-
-
-def _equal(a: Any, b: Any) -> bool:
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
 
 
 def _default_executor(programs: list[Program]) -> list[ExecutionResult]:
@@ -190,9 +174,9 @@ class OutputPredictionReward:
         call = f"{entry}({args})"
         if call in answer or _squash(call) in _squash(answer):
             return -1.0, None  # CRUXEval's anti-cheat: the answer may not be the call itself
-        gold_value, value = _literal(gold), _literal(answer)
-        if gold_value is not _NOT_LITERAL and value is not _NOT_LITERAL:
-            return (1.0 if _equal(gold_value, value) else -1.0), None
+        gold_value, value = literal(gold), literal(answer)
+        if gold_value is not NOT_LITERAL and value is not NOT_LITERAL:
+            return (1.0 if same_value(gold_value, value) else -1.0), None
         test = f"assert {gold} == {answer}"
         return -1.0, Program(code=code, tests=(test,), timeout_s=self.timeout_s)
 
@@ -346,11 +330,11 @@ def _assertion_holds(assertion: str, call: str, gold: Any) -> bool | None:
         wanted = ast.unparse(ast.parse(call, mode="eval").body)
     except SyntaxError:
         return None
-    gold_value = _literal(gold)
-    value = _literal(ast.unparse(test.comparators[0]))
-    if left != wanted or gold_value is _NOT_LITERAL or value is _NOT_LITERAL:
+    gold_value = literal(gold)
+    value = literal(ast.unparse(test.comparators[0]))
+    if left != wanted or gold_value is NOT_LITERAL or value is NOT_LITERAL:
         return None
-    return _equal(value, gold_value)
+    return same_value(value, gold_value)
 
 
 def _predicted_arguments(source: str, entry: str) -> str | None:

@@ -30,14 +30,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from simulator.compare import outputs_match
+from simulator.compare import NOT_LITERAL, literal, outputs_match, same_value
 from simulator.execution.trace import TRUNCATION_MARK, Trace, Value
 from simulator.nlex.blocks import control_blocks
 from simulator.nlex.claims import Claim, extract_claims
 from simulator.source import parse_python
 
 Verdict = Literal["true", "false", "unverifiable"]
-_MISSING = object()
+_MISSING = NOT_LITERAL
 
 
 @dataclass
@@ -369,7 +369,7 @@ def _check_answer(trace: Trace, index: _Index, claim: Claim) -> ClaimVerdict:
     final = top[-1] if top else None
     if final is not None and final.event == "return" and final.value is not None:
         match = _matches(claim.value or "", final.value, "")
-        if not match and _literal(claim.value or "") is _MISSING:
+        if not match and literal(claim.value or "") is _MISSING:
             undefined = _undefined_names(claim.value or "", trace.source)
             if undefined:  # e.g. ``== ''.join(ls)``: evaluated after the call, it raises NameError
                 why = f"the answer uses {', '.join(undefined)}, not defined after the call"
@@ -416,28 +416,14 @@ def _undefined_names(expression: str, source: str) -> list[str]:
 # -- value comparison ------------------------------------------------------------------------------
 
 
-def _literal(text: str) -> Any:
-    try:
-        return ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _MISSING
-
-
 def _normal(text: str) -> str:
     return re.sub(r"\s+", " ", text.strip())
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return bool(a == b) and isinstance(a, bool) == isinstance(b, bool)
-    except Exception:
-        return False
 
 
 def _access(value: Any, access: str) -> Any:
     """``value[k]...`` for a claim such as ``dp[1] = 1``; only literal keys are followed."""
     for key_text in re.findall(r"\[([^\[\]]+)\]", access):
-        key = _literal(key_text)
+        key = literal(key_text)
         if key is _MISSING:
             return _MISSING
         try:
@@ -452,7 +438,7 @@ def _matches(claimed: str, actual: Value, access: str) -> bool | None:
     if actual.repr.endswith(TRUNCATION_MARK):
         kept = actual.repr[: -len(TRUNCATION_MARK)]
         return _normal(claimed).startswith(_normal(kept)[: max(len(kept) - 1, 0)]) if not access else None
-    left, right = _literal(claimed), _literal(actual.repr)
+    left, right = literal(claimed), literal(actual.repr)
     if access:
         if right is _MISSING:
             return None
@@ -460,7 +446,7 @@ def _matches(claimed: str, actual: Value, access: str) -> bool | None:
         if right is _MISSING:
             return None
     if left is not _MISSING and right is not _MISSING:
-        return _same(left, right)
+        return same_value(left, right, strict_bool=True)
     if access:
         return None
     return _normal(claimed) == _normal(actual.repr)
@@ -469,11 +455,11 @@ def _matches(claimed: str, actual: Value, access: str) -> bool | None:
 def _shown(value: Value, access: str) -> str:
     if not access:
         return value.repr
-    inner = _access(_literal(value.repr), access)
+    inner = _access(literal(value.repr), access)
     return value.repr if inner is _MISSING else repr(inner)
 
 
 def _printed(claimed: str) -> str:
-    value = _literal(claimed)
+    value = literal(claimed)
     text = claimed if value is _MISSING else (value if isinstance(value, str) else repr(value))
     return text.strip()

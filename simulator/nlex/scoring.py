@@ -9,13 +9,13 @@ item's code in this process to trace it: trusted fixtures only).
 
 from __future__ import annotations
 
-import ast
 import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simulator.compare import NOT_LITERAL, literal, same_value
 from simulator.execution.tracer import trace_in_process
 from simulator.nlex.check import check_claims
 from simulator.nlex.claims import Claim, extract_claims, program_names
@@ -46,10 +46,10 @@ class ExtractionScore:
 def _same_value(a: str | None, b: str | None) -> bool:
     if a is None or b is None:
         return a == b
-    try:
-        return bool(ast.literal_eval(a.strip()) == ast.literal_eval(b.strip()))
-    except (ValueError, SyntaxError, TypeError):
+    left, right = literal(a), literal(b)
+    if left is NOT_LITERAL or right is NOT_LITERAL:
         return " ".join(a.split()) == " ".join(b.split())
+    return same_value(left, right)
 
 
 def _agrees(gold: dict[str, Any], claim: Claim) -> bool:

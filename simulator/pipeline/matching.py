@@ -9,12 +9,11 @@ predictions.
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from simulator.compare import DEFAULT_TOLERANCE, outputs_match
+from simulator.compare import DEFAULT_TOLERANCE, NOT_LITERAL, literal, outputs_match, same_value
 from simulator.problem import Kind, Problem
 
 
@@ -24,12 +23,9 @@ def matches(kind: Kind, expected: str, actual: str | None, tolerance: float | No
         return False
     if kind == "stdin":
         return outputs_match(actual, expected, DEFAULT_TOLERANCE if tolerance is None else tolerance)
-    left, right = _literal(expected), _literal(actual)
-    if left is not _NOT_LITERAL and right is not _NOT_LITERAL:
-        try:
-            return bool(left == right)  # Python equality, as CRUXEval's ``assert gold == answer``
-        except Exception:  # exotic literals whose == misbehaves
-            return False
+    left, right = literal(expected), literal(actual)
+    if left is not NOT_LITERAL and right is not NOT_LITERAL:
+        return same_value(left, right)  # Python equality, as CRUXEval's ``assert gold == answer``
     return _squash(expected) == _squash(actual)
 
 
@@ -41,8 +37,8 @@ def vote_key(kind: Kind, predicted: str) -> str:
     """A canonical form so that equal predictions are counted together."""
     if kind == "stdin":
         return " ".join(predicted.split())
-    value = _literal(predicted)
-    return repr(value) if value is not _NOT_LITERAL else _squash(predicted)
+    value = literal(predicted)
+    return repr(value) if value is not NOT_LITERAL else _squash(predicted)
 
 
 def majority(kind: Kind, predictions: Sequence[str | None]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -60,16 +56,6 @@ def majority(kind: Kind, predictions: Sequence[str | None]) -> tuple[str | None,
     ranked = sorted(order, key=lambda key: (-counts[key], order.index(key)))
     tally = [{"predicted": first[key], "count": counts[key]} for key in ranked]
     return (first[ranked[0]] if ranked else None), tally
-
-
-_NOT_LITERAL = object()
-
-
-def _literal(text: str) -> Any:
-    try:
-        return ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _NOT_LITERAL
 
 
 def _squash(text: str) -> str:
