@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 from simulator.compare import NOT_LITERAL, literal, same_value
 from simulator.execution.trace import Step, Trace, Value
+from simulator.prompts.parsing import AnswerBlock
 
 MAX_PATH_QUESTIONS = 5
 MAX_STATE_QUESTIONS = 5
@@ -413,40 +414,6 @@ def render_prompt(qset: QuestionSet) -> str:
 
 
 # --- answers and scoring --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AnswerBlock:
-    """The parsed ``<answer>`` block: ``ok`` False (with ``error``) when there is none to score."""
-
-    ok: bool
-    assertion: str = ""
-    answers: tuple[str, ...] = ()
-    error: str = ""
-
-
-def parse_answer_block(text: Any) -> AnswerBlock:
-    """The lines of the last ``<answer>...</answer>`` (after ``</think>`` when present): the first is the
-    assertion, the rest answer the questions in order. Blank lines are ignored. Never raises.
-
-    >>> parse_answer_block("<reasoning>x</reasoning><answer>\\nassert f(1) == 2\\n3; int\\n</answer>")
-    AnswerBlock(ok=True, assertion='assert f(1) == 2', answers=('3; int',), error='')
-    >>> parse_answer_block("no tags").error
-    'no <answer>...</answer> block'
-    """
-    if not isinstance(text, str):
-        return AnswerBlock(False, error=f"expected text, got {type(text).__name__}")
-    if "</think>" in text:
-        text = text.rsplit("</think>", 1)[1]
-    start = text.rfind("<answer>")
-    end = text.find("</answer>", start + 1) if start >= 0 else -1
-    if start < 0 or end < 0:
-        return AnswerBlock(False, error="no <answer>...</answer> block")
-    lines = [line.strip() for line in text[start + len("<answer>") : end].split("\n")]
-    lines = [line for line in lines if line]
-    if not lines:
-        return AnswerBlock(False, error="the <answer> block is empty")
-    return AnswerBlock(True, assertion=lines[0], answers=tuple(lines[1:]))
 
 
 @dataclass(frozen=True)

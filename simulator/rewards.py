@@ -26,8 +26,8 @@ from simulator.compare import DEFAULT_TOLERANCE, NOT_LITERAL, literal, outputs_m
 from simulator.execution.program import Program
 from simulator.execution.result import ExecutionResult
 from simulator.prompts.parsing import extract_code as parse_code
-from simulator.prompts.parsing import final_text_start, predicted_output
-from simulator.questions import QuestionSet, parse_answer_block, score_answers
+from simulator.prompts.parsing import final_text_start, parse_answer_block, predicted_output
+from simulator.questions import QuestionSet, score_answers
 
 Executor = Callable[[list[Program]], list[ExecutionResult]]
 

@@ -27,9 +27,9 @@ from simulator.evaluation.harness import Context, TaskResult
 from simulator.evaluation.metrics import Estimate, bootstrap, ratio_bootstrap, wilson
 from simulator.execution import run as sandbox_run
 from simulator.execution.program import Program
+from simulator.prompts.parsing import parse_answer_block
 from simulator.questions import (
     QuestionSet,
-    parse_answer_block,
     render_prompt,
     score_answers,
     select_questions,

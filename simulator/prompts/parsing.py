@@ -1,6 +1,7 @@
 """Reading the model's replies, in one place: code blocks, the final answer (call and stdout forms,
-with its offsets), repair decisions. Prompts, the pipeline, the claim checker, the rewards and the
-evaluation all read replies through this module, so they agree on what a reply says.
+with its offsets), repair decisions, the white-box ``<answer>`` block. Prompts, the pipeline, the
+claim checker, the questions, the rewards and the evaluation all read replies through this module,
+so they agree on what a reply says.
 
 Replies arrive as vLLM returns them: the stop string is cut, so a simulation ends
 ``[ANSWER] assert f(...) == X`` with no ``[/ANSWER]`` and a stdin one has no ``</output>``. An answer
@@ -16,7 +17,7 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 OPENING = re.compile(r"\s*```\s*([\w+-]*)\s*$")
 SUBMIT = "#SUBMIT"
@@ -290,6 +291,40 @@ def answer_found(text: str) -> bool:
     """Whether a reply states a call answer at all (a value other than the ``??`` placeholder)."""
     span = call_answer(text)
     return span is not None and span.value.strip().replace(" ", "").strip("?") != ""
+
+
+@dataclass(frozen=True)
+class AnswerBlock:
+    """The parsed ``<answer>`` block: ``ok`` False (with ``error``) when there is none to score."""
+
+    ok: bool
+    assertion: str = ""
+    answers: tuple[str, ...] = ()
+    error: str = ""
+
+
+def parse_answer_block(text: Any) -> AnswerBlock:
+    """The lines of the last ``<answer>...</answer>`` (after ``</think>`` when present): the first is the
+    assertion, the rest answer the questions in order. Blank lines are ignored. Never raises.
+
+    >>> parse_answer_block("<reasoning>x</reasoning><answer>\\nassert f(1) == 2\\n3; int\\n</answer>")
+    AnswerBlock(ok=True, assertion='assert f(1) == 2', answers=('3; int',), error='')
+    >>> parse_answer_block("no tags").error
+    'no <answer>...</answer> block'
+    """
+    if not isinstance(text, str):
+        return AnswerBlock(False, error=f"expected text, got {type(text).__name__}")
+    begin = final_text_start(text)
+    text = text[begin:] if begin is not None else text
+    start = text.rfind("<answer>")
+    end = text.find("</answer>", start + 1) if start >= 0 else -1
+    if start < 0 or end < 0:
+        return AnswerBlock(False, error="no <answer>...</answer> block")
+    lines = [line.strip() for line in text[start + len("<answer>") : end].split("\n")]
+    lines = [line for line in lines if line]
+    if not lines:
+        return AnswerBlock(False, error="the <answer> block is empty")
+    return AnswerBlock(True, assertion=lines[0], answers=tuple(lines[1:]))
 
 
 def parse_repair(text: str, current_code: str) -> RepairParse:

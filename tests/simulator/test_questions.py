@@ -12,16 +12,15 @@ import simulator.execution as execution
 import simulator.questions as questions_module
 from simulator.execution.trace import Step, Trace, Value
 from simulator.execution.tracer import trace_in_process
+from simulator.prompts.parsing import AnswerBlock, parse_answer_block
 from simulator.questions import (
     NEVER,
-    AnswerBlock,
     Question,
     QuestionSet,
     check_path,
     check_state,
     is_eligible,
     numbered_code,
-    parse_answer_block,
     path_questions,
     render_prompt,
     score_answers,

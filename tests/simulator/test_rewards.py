@@ -78,7 +78,9 @@ def test_completion_text_and_extraction():
     assert extract_predicted_output("<think>x</think>no answer") is None
     assert extract_predicted_output("[ANSWER] assert f(1) == 'a==b' [/ANSWER]") == "'a==b'"  # first ==
     assert extract_predicted_output("[ANSWER] 3 [/ANSWER]") == "3"
-    assert extract_code("```py\nprint(1)\n```\n```python\nprint(2)\n```") == "print(1)\n"  # as the app reads it
+    assert (
+        extract_code("```py\nprint(1)\n```\n```python\nprint(2)\n```") == "print(1)\n"
+    )  # as the app reads it
     assert extract_code("<think>```python\nx = 1\n```") is None  # still thinking
     assert extract_code("<answer>\n```python\ny = 2\n```\n</answer>") == "y = 2\n"
 
