@@ -71,6 +71,7 @@ HEAP_ITEMS = 50  # items of one object in its view; the rest are counted ("more"
 HEAP_DEPTH = 3  # levels below a local that get views; deeper objects are references without one
 HEAP_OBJECTS = 2000  # objects numbered in one trace; later ones are shown as plain values
 _CELL_REPR = 120  # repr cap of a value inside a view
+_PLAIN = frozenset({int, float, str, bool, type(None)})  # builtin reprs without an address
 # The instructions a frame leaves by with a value: returning (RETURN_CONST from 3.12 on) or yielding.
 # CPython reports an exception leaving a frame as a ``return`` event with arg None too; there the last
 # instruction is a RAISE_VARARGS, a RERAISE (end of a ``finally`` or ``with``), or the instruction that
@@ -276,6 +277,9 @@ class Tracer:
             elif old[0] is obj and not old[2]:
                 known[name] = (obj, new, False)
                 continue  # the same object, the same repr, no instance inside: its view is as it was
+            if type(obj) in _ATOMIC:
+                known[name] = (obj, new, False)
+                continue  # not a heap object (the common case: an int or a str that changed)
             number, instance = self._refer(obj, heap, seen)
             if number is not None and (name in changed or old is None or old[0] is not obj):
                 refs[name] = number
@@ -374,6 +378,15 @@ class Tracer:
         return view
 
     def _cell(self, obj: Any, depth: int, heap: list[Any], seen: set[int]) -> dict[str, Any]:
+        cls = type(obj)
+        if cls in _PLAIN:  # the common item: its repr shows no address (an int's may raise: too long)
+            try:
+                text = repr(obj)
+            except ValueError:
+                text = safe_repr(obj, _CELL_REPR)
+            if len(text) > _CELL_REPR:
+                text = text[:_CELL_REPR] + TRUNCATION_MARK
+            return {"repr": text, "type": cls.__name__}
         kind = heap_kind(obj)
         if kind is not None:
             number = self._number(obj, kind, depth + 1, heap, seen)
