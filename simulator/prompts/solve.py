@@ -1,8 +1,8 @@
 """The solve prompt: problem -> one complete program in a fenced block.
 
-A one-shot example (a user/assistant pair before the real problem) shows even a 135M model the
-expected shape of the answer. Bump ``VERSION`` whenever the wording changes: it is recorded in every
-run's provenance.
+For stdin problems a one-shot example (a user/assistant pair before the real problem) shows even a
+135M model the expected shape of the answer; call problems are asked plainly (solve-v3, below).
+Bump ``VERSION`` whenever the wording changes: it is recorded in every run's provenance.
 
 The request ends when the program does (issue 12): the messages end with the assistant turn already
 opened by ``PREFILL`` (the opening fence; ``ChatClient`` asks the server to continue that message)
@@ -18,7 +18,7 @@ from __future__ import annotations
 from simulator.problem import Problem
 from simulator.prompts.parsing import CodeParse, extract_code
 
-VERSION = "solve-v2"
+VERSION = "solve-v3"
 SYSTEM = (
     "You are a careful Python programmer. "
     "Answer with one complete Python 3 solution in a ```python code block."
@@ -30,41 +30,41 @@ _STDIN_EXAMPLE = (
     "Example input:\n3 4\nExample output:\n7\n"
 )
 _STDIN_ANSWER = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
-_CALL_EXAMPLE = (
-    "Solve this problem in Python 3. Write the function `add`.\n\n"
-    "Problem: Return the sum of two numbers a and b.\n\n"
-    "Examples:\nassert add(3, 4) == 7\n"
-)
-_CALL_ANSWER = "```python\ndef add(a, b):\n    return a + b\n```"
 PREFILL = "```python\n"  # the assistant turn starts inside the code block
 STOP = ("\n```",)  # ... and the request ends at the block's closing fence
 
 
 def messages(problem: Problem) -> list[dict[str, str]]:
-    """Chat messages asking for a solution; the public tests are shown as examples. The last
-    message is the prefilled assistant turn (``PREFILL``); send with ``stop=STOP``."""
+    """Chat messages asking for a solution; the public tests are shown. The last message is the
+    prefilled assistant turn (``PREFILL``); send with ``stop=STOP``.
+
+    Call problems (solve-v3): one user message, the statement, the public tests as asserts and the
+    function to write, with no worked example: on 50 MBPP dev problems this wording kept pass@1
+    where solve-v1's one-shot ``add`` example lost it (``bench/solve_variants.py``, docs/results.md).
+    Stdin problems keep the one-shot example (not re-measured)."""
     if problem.kind == "call":
-        examples = "\n".join(
-            f"assert {problem.entry_point}({t.input}) == {t.output}" for t in problem.public_tests
-        )
+        tests = [f"assert {problem.entry_point}({t.input}) == {t.output}" for t in problem.public_tests]
+        these = "this test" if len(tests) == 1 else "these tests"
         user = (
-            f"Solve this problem in Python 3. Write the function `{problem.entry_point}`.\n\n"
-            f"Problem: {problem.statement.strip()}\n\nExamples:\n{examples}\n"
+            f"{problem.statement.strip()}\nYour code should pass {these}:\n" + "\n".join(tests) + "\n"
+            f"Write the Python function `{problem.entry_point}` in one ```python code block."
         )
-        example, answer = _CALL_EXAMPLE, _CALL_ANSWER
-    else:
-        shown = "\n".join(
-            f"Example input:\n{_nl(t.input)}Example output:\n{_nl(t.output)}" for t in problem.public_tests
-        )
-        user = (
-            "Solve this problem in Python 3. The program reads standard input and prints the answer.\n\n"
-            f"Problem: {problem.statement.strip()}\n\n{shown}"
-        )
-        example, answer = _STDIN_EXAMPLE, _STDIN_ANSWER
+        return [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": user},
+            {"role": "assistant", "content": PREFILL},
+        ]
+    shown = "\n".join(
+        f"Example input:\n{_nl(t.input)}Example output:\n{_nl(t.output)}" for t in problem.public_tests
+    )
+    user = (
+        "Solve this problem in Python 3. The program reads standard input and prints the answer.\n\n"
+        f"Problem: {problem.statement.strip()}\n\n{shown}"
+    )
     return [
         {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": example},
-        {"role": "assistant", "content": answer},
+        {"role": "user", "content": _STDIN_EXAMPLE},
+        {"role": "assistant", "content": _STDIN_ANSWER},
         {"role": "user", "content": user},
         {"role": "assistant", "content": PREFILL},
     ]

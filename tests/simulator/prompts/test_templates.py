@@ -21,16 +21,20 @@ STDIN = Problem.from_dict(
 )
 
 
-def test_solve_shows_the_problem_and_only_public_tests_after_a_one_shot_example() -> None:
+def test_solve_shows_the_problem_and_only_public_tests_and_opens_the_code_block() -> None:
     messages = solve.messages(CALL)
-    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant"]
-    assert "```python" in messages[2]["content"]  # the example answer has the expected shape
+    assert [m["role"] for m in messages] == ["system", "user", "assistant"]  # call: no worked example
     assert messages[-1]["content"] == solve.PREFILL == "```python\n"  # the reply starts inside the block
     last = messages[-2]["content"]
-    assert "Return twice x." in last and "`twice`" in last
-    assert "assert twice(2) == 4" in last
+    assert last == (
+        "Return twice x.\nYour code should pass this test:\nassert twice(2) == 4\n"
+        "Write the Python function `twice` in one ```python code block."
+    )
     assert "18" not in last  # private tests never reach the model
-    assert "Example input:\nhi\nExample output:\nhi\n" in solve.messages(STDIN)[-2]["content"]
+    stdin = solve.messages(STDIN)
+    assert [m["role"] for m in stdin] == ["system", "user", "assistant", "user", "assistant"]
+    assert "```python" in stdin[2]["content"]  # stdin keeps its one-shot example
+    assert "Example input:\nhi\nExample output:\nhi\n" in stdin[-2]["content"]
 
 
 def test_simulate_call_is_cruxeval_style() -> None:
@@ -74,4 +78,4 @@ def test_kind_of_tells_the_prompts_apart() -> None:
 def test_every_template_has_a_version() -> None:
     assert VERSIONS == {"solve": solve.VERSION, "simulate": simulate.VERSION, "repair": repair.VERSION}
     assert all(re.fullmatch(r"[a-z]+-v[0-9]+", v) for v in VERSIONS.values())
-    assert solve.VERSION == "solve-v2"  # issue 12: prefilled fence, stop at the closing one
+    assert solve.VERSION == "solve-v3"  # issue 12: prefilled fence, stop at the closing one, plain call
