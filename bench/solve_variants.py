@@ -1,7 +1,7 @@
 """Which part of the solve request costs or keeps MBPP pass@1 (issue 12): prompt, prefill, stop.
 
     .venv/bin/python bench/solve_variants.py --data ../shared/benchmarks/mbpp/sanitized-dev.jsonl \\
-        --limit 50 --n 4 --out out/i12/variants [--variants eval-v0,eval-v0+stop,solve-v1+stop,solve-v2]
+        --limit 50 --n 4 --out out/i12/variants [--variants eval-v0,solve-v2,solve]
 
 Sends only the solve requests (n samples per problem, temperature 0.8, top-p 0.95, 512 tokens, as
 ``execsim eval mbpp --n 4``) through the project's client behind a request cache
@@ -15,12 +15,13 @@ bootstrap over problems). Variants:
                      text, its first assert, "Write the Python function in one ```python code block."),
                      no prefill, no stop;
 - ``eval-v0+stop``   the same prompt, the fence prefilled and stop at the closing fence;
-- ``solve-v1+stop``  the app's solve prompt (one-shot example, the problem from ``from_mbpp``), no
-                     prefill, stop at the closing fence;
-- ``solve-v2``       the app's solve request as it is (``solve.messages``, ``solve.STOP``, ``solve.parse``);
+- ``solve-v1+stop``  the app's solve prompt before solve-v3 (system message, the one-shot ``add``
+                     example, the problem from ``from_mbpp``), no prefill, stop at the closing fence;
+- ``solve-v2``       the same prefilled (solve-v2: solve-v1's wording, the fence prefilled, stop);
 - ``plain+system``   no one-shot example: the solve system message, then eval-v0's user message built
                      from the problem's public tests and entry point, prefilled, stop;
-- ``plain``          the same without the system message (the chat template's default one).
+- ``plain``          the same without the system message (the chat template's default one);
+- ``solve``          the app's solve request as it is now (``solve.messages``: solve-v3, ``solve.STOP``).
 """
 
 from __future__ import annotations
@@ -55,12 +56,43 @@ def eval_v0(item: dict[str, Any]) -> list[dict[str, str]]:
     return [{"role": "user", "content": text}]
 
 
+def solve_v1(item: dict[str, Any]) -> list[dict[str, str]]:
+    """The app's call-problem solve prompt before solve-v3 (solve-v1's wording, kept here to rerun)."""
+    problem = from_mbpp(item)
+    examples = "\n".join(
+        f"assert {problem.entry_point}({t.input}) == {t.output}" for t in problem.public_tests
+    )
+    user = (
+        f"Solve this problem in Python 3. Write the function `{problem.entry_point}`.\n\n"
+        f"Problem: {problem.statement.strip()}\n\nExamples:\n{examples}\n"
+    )
+    return [
+        {"role": "system", "content": solve.SYSTEM},
+        {"role": "user", "content": V1_EXAMPLE},
+        {"role": "assistant", "content": V1_ANSWER},
+        {"role": "user", "content": user},
+    ]
+
+
+V1_EXAMPLE = (
+    "Solve this problem in Python 3. Write the function `add`.\n\n"
+    "Problem: Return the sum of two numbers a and b.\n\n"
+    "Examples:\nassert add(3, 4) == 7\n"
+)
+V1_ANSWER = "```python\ndef add(a, b):\n    return a + b\n```"
+
+
 def variant(name: str, item: dict[str, Any]) -> tuple[list[dict[str, str]], list[str] | None, str]:
     """(messages, stop, prefill the parser adds) of one variant."""
+    stop = list(solve.STOP)
     if name == "eval-v0":
         return eval_v0(item), None, ""
     if name == "eval-v0+stop":
-        return [*eval_v0(item), PREFILL], list(solve.STOP), solve.PREFILL
+        return [*eval_v0(item), PREFILL], stop, solve.PREFILL
+    if name == "solve-v1+stop":
+        return solve_v1(item), stop, ""
+    if name == "solve-v2":
+        return [*solve_v1(item), PREFILL], stop, solve.PREFILL
     problem = from_mbpp(item)
     if name in ("plain+system", "plain"):
         asserts = "\n".join(
@@ -71,12 +103,9 @@ def variant(name: str, item: dict[str, Any]) -> tuple[list[dict[str, str]], list
             f"Write the Python function `{problem.entry_point}` in one ```python code block."
         )
         system = [{"role": "system", "content": solve.SYSTEM}] if name == "plain+system" else []
-        return [*system, {"role": "user", "content": text}, PREFILL], list(solve.STOP), solve.PREFILL
-    messages = solve.messages(problem)
-    if name == "solve-v1+stop":
-        return messages[:-1], list(solve.STOP), ""
-    if name == "solve-v2":
-        return messages, list(solve.STOP), solve.PREFILL
+        return [*system, {"role": "user", "content": text}, PREFILL], stop, solve.PREFILL
+    if name == "solve":
+        return solve.messages(problem), stop, solve.PREFILL
     raise SystemExit(f"unknown variant {name!r}")
 
 
