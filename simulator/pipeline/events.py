@@ -18,7 +18,8 @@ turn t the program after t repairs:
 - ``selected``          {candidate, scores, tied, seed, reason}
 - ``repair_delta``      {turn, text}
 - ``repair_turn``       {turn, submitted, code, text, feedback, parse_error}
-- ``execution``         {candidate, test, public, status, output, expected, passed, message, divergence}
+- ``execution``         {candidate, turn, final, test, public, status, output, expected, passed, message,
+                         verification}  (a real run: executor.RealRun)
 - ``run_finished``      {candidate, code, passed_public_simulated, public_tests, judged_by, turns_used,
                          submitted, seed, real, totals}
 - ``run_failed``        {error, message}

@@ -293,6 +293,7 @@ class _Run(Job):
         self.rng = random.Random(self.seed)
         self.limit = asyncio.Semaphore(settings.concurrency)
         self.public = [(i, t) for i, t in enumerate(problem.tests) if t.public]
+        self.code_turn = 0  # the repair turn that wrote the current program (0: the sampled candidate)
 
     async def body(self) -> None:
         record, error = await self.provenance()
@@ -464,6 +465,7 @@ class _Run(Job):
                 submitted = parsed.submitted
                 break
             code = parsed.code
+            self.code_turn = turn
             verdicts = (await self._judge_all({chosen: code}, turn=turn))[chosen]
         self.stage("repair", "finished", seconds=_since(started), turns=turns_used)
         return code, verdicts, turns_used, submitted
@@ -494,7 +496,8 @@ class _Run(Job):
             async with self.limit:
                 real = await self.real(program, test.output, nlex_by_test.get(index))
             passed["public" if test.public else "private"] += real.passed
-            self.emit("execution", candidate=chosen, test=index, public=test.public, **real.to_dict())
+            label = {"candidate": chosen, "turn": self.code_turn, "final": True}
+            self.emit("execution", **label, test=index, public=test.public, **real.to_dict())
 
         async with asyncio.TaskGroup() as group:
             for index, test in enumerate(self.problem.tests):

@@ -291,6 +291,7 @@ class Execution(models.Model):
     output = models.TextField(blank=True)
     passed = models.BooleanField(default=False)
     expected = models.TextField(null=True, blank=True)
+    message = models.TextField(blank=True)  # why a run failed: "TypeError: ... (line 3)", "wall-clock ..."
     # simulator.nlex.verify.Verification.to_dict() of the NLEX judged on this (public) test, or None
     verification = models.JSONField(null=True, blank=True)
 

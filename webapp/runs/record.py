@@ -210,6 +210,7 @@ def apply_event(run: Run, type: str, p: dict[str, Any]) -> None:
                 "output": p.get("output") or "",
                 "passed": bool(p.get("passed")),
                 "expected": p.get("expected"),
+                "message": p.get("message") or "",
                 "verification": p.get("verification"),
             },
         )

@@ -33,7 +33,13 @@ Part = str | Callable[[bool], str]
 
 
 def _for_viewer(template: str, context: dict[str, Any]) -> Callable[[bool], str]:
-    return lambda readonly: _partial(template, **{**context, "readonly": readonly})
+    """The fragment for the run's owner (and staff) and for share-link readers, each told which tests
+    they may not see (``webapp.runs.privacy``)."""
+    run = context["run"]
+    hidden = {False: hidden_tests(run, run.user), True: hidden_tests(run, None)}
+    return lambda readonly: _partial(
+        template, **{**context, "readonly": readonly, "hidden_tests": hidden[readonly]}
+    )
 
 
 def render_event(run: Run | Any, event: dict[str, Any], *, readonly: bool = False) -> str:
@@ -128,14 +134,14 @@ def _parts(run: Run | Any, event: dict[str, Any]) -> list[Part]:
         ctx = run_context(run)
         parts.append(_for_viewer("run_real.html", ctx))
         if p.get("state") == "finished":
-            parts.append(_partial("final.html", **ctx))
+            parts.append(_for_viewer("final.html", ctx))
     if type_ in ("run_started", "stage", "run_finished", "run_failed", "run_cancelled"):
         ctx = ctx or run_context(run)
         parts.append(_for_viewer("status.html", ctx))
         if type_ == "run_started":
             parts.append(_partial("provenance.html", **ctx))
         if type_ == "run_finished":
-            parts.append(_partial("final.html", **ctx))
+            parts.append(_for_viewer("final.html", ctx))
     parts.append(seq_marker(int(event["seq"])))
     return parts
 

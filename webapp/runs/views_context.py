@@ -75,6 +75,7 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         "public_tests": [t for _, t in public],
         "public_indexed": public,
         "final_checks": _final_checks(run, executions),
+        "final_turn": run.final_program()[0] if run.final_candidate is not None else None,
         "matrix": matrix,
         "repairs": repairs,
         "executions": executions,

@@ -55,11 +55,23 @@ def test_a_wrong_answer_without_its_closing_tag_is_a_divergence_everywhere(
     assert "answer is 7" in sentence and "returns 6" in sentence
     assert page.locator("#exec-0-0 [data-testid='verification']").get_attribute("data-label") == "agrees"
     assert page.locator("#verdict-0-1").get_attribute("data-label") == "diverges"
+    assert (
+        page.locator('[data-testid="final-judgement"]').inner_text() == "Accepted 3/3 (2 public, 1 private)"
+    )
     final = page.locator('[data-testid="final-checks"]').inner_text()
     assert "test 2" in final and "First wrong" in final and "Agrees" in final
     screenshot(page, "run-divergence")
 
+    # Run for real afterwards: a judge's verdict per program, the wrong candidate's in words.
+    page.click('[data-testid="run-real"]')
+    page.wait_for_selector('[data-testid="judgement"][data-candidate="1"]')
+    wrong = page.locator('[data-testid="judgement"][data-candidate="1"]').inner_text()
+    assert wrong == "#1: Wrong answer on test 1: expected 2, got 3 (0/3 passed)"
+    right = page.locator('[data-testid="judgement"][data-candidate="0"]').inner_text()
+    assert right == "#0: Accepted 3/3 (2 public, 1 private)"
+
     # The explorer, from the row's link: the same verdict, at the step.
+    verdict = page.locator("#exec-0-1").locator('[data-testid="verification"]')
     verdict.locator('[data-testid="verification-link"]').click()
     page.click('[data-testid="explore-asked-open"]')
     page.wait_for_url(re.compile(r".*/explorer/t/[^/]+/#step-\d+$"))

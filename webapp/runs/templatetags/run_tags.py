@@ -32,6 +32,37 @@ def test_name(index: int) -> str:
     return Run.test_label(int(index))
 
 
+@register.simple_tag
+def judgements(
+    executions: Any, hidden: Any = (), candidate: Any = None, turn: Any = None
+) -> list[dict[str, Any]]:
+    """``{% judgements executions hidden_tests as rows %}``: per program (candidate, turn) of the
+    real-execution rows, its judge's verdict (``simulator.pipeline.judge``); ``candidate``/``turn``
+    keep one program only."""
+    from simulator.pipeline.judge import Outcome, judge
+    from webapp.runs.models import Run
+
+    groups: dict[tuple[int, int], list[Any]] = {}
+    for x in executions:
+        if (candidate is None or x.candidate == candidate) and (turn is None or x.turn == turn):
+            groups.setdefault((x.candidate, x.turn), []).append(x)
+    return [
+        {
+            "candidate": c,
+            "turn": t,
+            "judgement": judge(
+                [
+                    Outcome(x.test, x.public, x.status, x.passed, x.output, x.expected, x.message)
+                    for x in rows
+                ],
+                hidden or (),
+                Run.test_label,
+            ),
+        }
+        for (c, t), rows in sorted(groups.items())
+    ]
+
+
 @register.filter
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, default=str)
