@@ -27,6 +27,14 @@ from simulator.execution.trace import Step, Trace, Value
 
 ITERATIONS = 2
 _HIDDEN_TYPES = frozenset({"function", "type", "module", "builtin_function_or_method"})
+# Why a truncated trace stops (``Trace.truncated_reason``), in the narration's words.
+_STOPPED = {
+    "max_steps": "the step cap",
+    "max_size": "the trace's size limit",
+    "timeout": "the program was stopped at its time limit",
+    "output_limit": "the program was stopped for its output",
+    "killed": "the program died",
+}
 
 
 def narrate(trace: Trace, program: Program) -> str:
@@ -177,9 +185,8 @@ class _Narrator:
             carry = []
             k += 1
         if self.trace.truncated:
-            out.append(
-                f"The trace stops after {len(self.steps)} steps (the step cap), so the result is unknown."
-            )
+            why = _STOPPED.get(self.trace.truncated_reason, "the step cap")
+            out.append(f"The trace stops after {len(self.steps)} steps ({why}), so the result is unknown.")
         return out
 
     def each_line(self) -> list[tuple[int, str]]:
@@ -192,6 +199,9 @@ class _Narrator:
             nxt = self.after(index)
             if nxt is not None:  # else the trace stops while the line runs: its effects never show
                 out.append((nxt.index, self.sentence(index, note, [])))
+        if self.trace.truncated and self.own[-1] == len(self.steps) - 1:
+            why = _STOPPED.get(self.trace.truncated_reason, "the step cap")
+            out.append((self.own[-1], f"The trace stops here ({why}): what came next is not recorded."))
         last = self.steps[self.own[-1]]
         if last.event == "return" and last.value is None and len(self.own) > 1:
             before = self.steps[self.own[-2]]

@@ -79,3 +79,7 @@ def test_a_partial_trace_says_why_in_the_payload():
     payload = explorer_payload(trace, program)
     assert payload["truncation"].startswith("truncated at 30 steps")
     assert len(payload["trace"]["steps"]) == 30 and payload["sentences"]
+    last = payload["sentences"][-1]
+    assert last["step"] == 29 and last["text"].startswith("The trace stops here (the step cap)")
+    trace.truncated_reason = "timeout"  # a program stopped from outside: the narration says so
+    assert "(the program was stopped at its time limit)" in narrate(trace, program)
