@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from simulator.execution import Program, SandboxError, run
 from simulator.execution.trace import Step, Trace
 from simulator.execution.tracer import HEAP_DEPTH, HEAP_ITEMS, trace_in_process
 
@@ -114,3 +117,16 @@ def test_refs_and_heap_round_trip_and_are_left_out_when_empty():
     assert "refs" in data["steps"][2] and data["steps"][2]["heap"][0]["kind"] == "list"
     old = {k: v for k, v in data["steps"][2].items() if k not in ("refs", "heap")}
     assert Step.from_dict(old).refs == {} and Step.from_dict(old).heap == []  # older records load
+
+
+def test_objects_travel_through_the_sandbox():
+    """The sandboxed child streams the steps (StepStream): refs and heap arrive as recorded."""
+    code = "def f():\n    a = [1]\n    b = a\n    return b\n"
+    try:
+        result = run(Program(code=code, call="f()"), trace=True)
+    except SandboxError as exc:
+        pytest.skip(f"the sandbox is not available: {exc}")
+    assert result.status == "ok" and result.trace is not None
+    local = trace_in_process(code, "f()").trace
+    assert [(s.refs, s.heap) for s in result.trace.steps] == [(s.refs, s.heap) for s in local.steps]
+    assert result.trace.steps[-1].refs["return"] == result.trace.steps[2].refs["a"]
