@@ -91,3 +91,13 @@ def test_the_navigation_links_annotation_only_for_annotators(client, educator, a
     assert 'data-testid="nav-annotation"' not in client.get("/explorer/").content.decode()
     client.force_login(ann1)
     assert 'data-testid="nav-annotation"' in client.get("/explorer/").content.decode()
+
+
+def test_a_program_that_prints_without_end_keeps_its_steps_and_says_so(client, educator):
+    client.force_login(educator)
+    code = "def spam():\n    while True:\n        print('x' * 100000)\n"
+    page = client.get(_post(client, code, "spam()")).content.decode()
+    trace = Trace.objects.get()
+    assert trace.status == "output_limit" and trace.step_count > 3
+    assert 'data-reason="output_limit"' in page and "stopped for printing too much" in page
+    assert 'data-testid="ex-empty"' not in page
