@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
@@ -9,6 +10,7 @@ handler500 = "webapp.errors.server_error"
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="problems:list", permanent=False)),
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/", include("webapp.accounts.urls")),
     path("problems/", include("webapp.problems.urls")),
     path("explorer/", include("webapp.explorer.urls")),

@@ -8,7 +8,7 @@ async generator of the pipeline's own events, numbered from ``start_seq`` so tha
 them to a run's existing log (docs/events.md, "Run for real"):
 
     stage {stage: execute, state: started, rerun: true, programs}
-    execution x len(programs) x len(tests)   (in completion order)
+    execution x len(programs) x len(tests)   (per program, public tests first, in test order)
     stage {stage: execute, state: finished, rerun: true, seconds, results, cancelled?, error?}
 
 It emits no final event: the run already ended with one. Failures of the code are data (an
@@ -80,26 +80,28 @@ async def execute_run(
     tasks = [
         asyncio.create_task(one(program, index, test))
         for program in programs
-        for index, test in enumerate(problem.tests)
+        for index, test in in_page_order(problem.tests)
     ]
-    order = {task: n for n, task in enumerate(tasks)}
     outcome: dict[str, Any] = {}
     pending = set(tasks)
+    shown = 0  # events go out in the page's order (program, public first, test), as each is ready
     try:
-        while pending and not outcome:
+        while shown < len(tasks) and not outcome:
             if cancel is not None and cancel.is_set():
                 outcome["cancelled"] = True
                 break
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in sorted(done, key=order.__getitem__):
-                error = task.exception()
+            if not tasks[shown].done():
+                _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            while shown < len(tasks) and tasks[shown].done() and not outcome:
+                error = tasks[shown].exception()
                 if isinstance(error, ExecutorUnavailable):
                     outcome["error"] = str(error)
                 elif error is not None:  # an executor bug: end the stage with it, as data
                     outcome["error"] = f"internal_error: {type(error).__name__}: {error}"
                 if outcome:
                     break
-                payload = task.result()
+                payload = tasks[shown].result()
+                shown += 1
                 results[(payload["candidate"], payload["turn"])].add(payload)
                 yield emit("execution", **payload)
     finally:
@@ -127,6 +129,12 @@ async def _execute_one(
         tolerance=problem.float_tolerance, trace=nlex is not None,
     )  # fmt: skip
     return {**program.label, "test": index, "public": test.public, **real.to_dict()}
+
+
+def in_page_order(tests: Sequence[TestCase]) -> list[tuple[int, TestCase]]:
+    """(index, test) with the public tests first, each group in the problem's order: the order the
+    run page lists real executions in, so rows arrive where a reload would put them."""
+    return sorted(enumerate(tests), key=lambda item: (not item[1].public, item[0]))
 
 
 @dataclass

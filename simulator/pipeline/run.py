@@ -43,6 +43,7 @@ from simulator.llm.errors import (
 )
 from simulator.pipeline import provenance
 from simulator.pipeline.events import Event
+from simulator.pipeline.execute import in_page_order
 from simulator.pipeline.executor import (
     Executor,
     ExecutorUnavailable,
@@ -491,17 +492,20 @@ class _Run(Job):
         nlex_by_test = {index: v.nlex for (index, _), v in zip(self.public, verdicts, strict=True)}
         passed = {"public": 0, "private": 0}
 
-        async def one(index: int, test: TestCase) -> None:
-            program = program_for(self.problem, code, test)
+        async def one(index: int, test: TestCase) -> RealRun:
             async with self.limit:
-                real = await self.real(program, test.output, nlex_by_test.get(index))
-            passed["public" if test.public else "private"] += real.passed
-            label = {"candidate": chosen, "turn": self.code_turn, "final": True}
-            self.emit("execution", **label, test=index, public=test.public, **real.to_dict())
+                return await self.real(
+                    program_for(self.problem, code, test), test.output, nlex_by_test.get(index)
+                )
 
+        ordered = in_page_order(self.problem.tests)
         async with asyncio.TaskGroup() as group:
-            for index, test in enumerate(self.problem.tests):
-                group.create_task(one(index, test))
+            runs = [group.create_task(one(index, test)) for index, test in ordered]
+        label = {"candidate": chosen, "turn": self.code_turn, "final": True}
+        for (index, test), task in zip(ordered, runs, strict=True):  # in the page's order
+            real = task.result()
+            passed["public" if test.public else "private"] += real.passed
+            self.emit("execution", **label, test=index, public=test.public, **real.to_dict())
         self.stage("execute", "finished", final=True, seconds=_since(started))
         public = len(self.public)
         return {

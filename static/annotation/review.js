@@ -1,5 +1,7 @@
 // Review screen keys, as in Prodigy: a = accept, x = reject, space = skip, backspace = undo.
 // Keys are ignored while typing in the text box (Esc leaves it). Buttons set the decision too.
+// "Reset to original" and "Use the trace's value" edit the box in place and let htmx re-verify it;
+// without JavaScript they are a link (the page afresh) and a form post (annotation:fix).
 (function () {
   "use strict";
   var form = document.getElementById("decide-form");
@@ -13,6 +15,32 @@
     decision.value = value;
     form.submit();
   }
+
+  var box = document.getElementById("review-text");
+
+  function setText(value) {
+    box.value = value;
+    box.dispatchEvent(new Event("input", { bubbles: true }));  // htmx: hx-trigger="input changed"
+  }
+
+  var reset = document.getElementById("reset-text");
+  if (reset) {
+    reset.addEventListener("click", function (evt) {
+      evt.preventDefault();
+      setText(box.getAttribute("data-original"));
+    });
+  }
+
+  // The fix buttons arrive with each verdicts fragment: one listener on the document for them all.
+  document.addEventListener("click", function (evt) {
+    var fix = evt.target.closest("button[data-testid=use-trace-value]");
+    if (!fix) { return; }
+    var start = Number(fix.getAttribute("data-start"));
+    var end = Number(fix.getAttribute("data-end"));
+    if (box.value.slice(start, end) !== fix.getAttribute("data-claimed")) { return; }  // stale: the server fixes it
+    evt.preventDefault();
+    setText(box.value.slice(0, start) + fix.getAttribute("data-value") + box.value.slice(end));
+  });
 
   form.addEventListener("click", function (evt) {
     var button = evt.target.closest("button[data-decision]");

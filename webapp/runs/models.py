@@ -214,6 +214,7 @@ class Candidate(models.Model):
     parse_error = models.TextField(blank=True)
     done = models.BooleanField(default=False)
     tokens = models.IntegerField(default=0)
+    finish_reason = models.CharField(max_length=20, blank=True)  # "length": the reply used its whole budget
     score = models.IntegerField(null=True, blank=True)
     selected = models.BooleanField(default=False)
 

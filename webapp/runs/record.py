@@ -136,6 +136,7 @@ def apply_event(run: Run, type: str, p: dict[str, Any]) -> None:
                 "code": p.get("code") or "",
                 "parse_error": p.get("parse_error") or "",
                 "tokens": p.get("tokens") or 0,
+                "finish_reason": p.get("finish_reason") or "",
                 "done": True,
             },
         )

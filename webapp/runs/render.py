@@ -15,6 +15,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
+from simulator.pipeline.events import FINAL_TYPES
 from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
 from webapp.runs.privacy import hidden_tests
 from webapp.runs.views_context import run_context, sim_dom, verdict_dom
@@ -139,9 +140,15 @@ def _parts(run: Run | Any, event: dict[str, Any]) -> list[Part]:
         ctx = ctx or run_context(run)
         parts.append(_for_viewer("status.html", ctx))
         if type_ == "run_started":
-            parts.append(_partial("provenance.html", **ctx))
+            parts.append(_for_viewer("provenance.html", ctx))
         if type_ == "run_finished":
             parts.append(_for_viewer("final.html", ctx))
+        if type_ in FINAL_TYPES:  # the turns that were never asked say why
+            parts += [
+                _partial("repair_body.html", turn=r["turn"], no=r["no"], skipped=r["skipped"])
+                for r in ctx["repairs"]
+                if r["skipped"]
+            ]
     parts.append(seq_marker(int(event["seq"])))
     return parts
 

@@ -67,7 +67,15 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         for c in range(count)
     ]
     numbers = sorted(set(range(1, turns + 1)) | set(turns_by_no))
-    repairs = [{"no": n, "turn": turns_by_no.get(n), "tests": sims_for(chosen, n)} for n in numbers]
+    repairs = [
+        {
+            "no": n,
+            "turn": turns_by_no.get(n),
+            "tests": sims_for(chosen, n),
+            "skipped": skipped_because(run, n),
+        }
+        for n in numbers
+    ]
     return {
         "run": run,
         "readonly": readonly,
@@ -82,6 +90,20 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         "stages": sorted(run.stages.items(), key=_stage_order),
         **_real_context(run),
     }
+
+
+def skipped_because(run: Run, no: int) -> str:
+    """Why repair turn ``no`` of an ended run was never asked ("" when it was, or may still be)."""
+    if run.is_active or run.repair_turns.filter(turn=no, done=True).exists():
+        return ""
+    last = run.repair_turns.filter(turn__lt=no, done=True).order_by("-turn").first()
+    if last is not None and last.submitted:
+        return f"the model answered #SUBMIT at turn {last.turn}: it kept its program"
+    if last is not None and not last.code:
+        return f"turn {last.turn} gave no program, so the repair stopped there"
+    if run.status != Run.FINISHED:
+        return f"the run {run.status} before this turn"
+    return "the repair stopped before this turn"
 
 
 def _final_checks(run: Run, executions: list[Any]) -> list[Any]:

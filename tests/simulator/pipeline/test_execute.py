@@ -140,3 +140,21 @@ def test_with_the_real_sandbox_it_finds_where_the_simulation_diverged(sandbox: L
     crashed = by_key[(1, 1)]
     assert crashed["status"] == "runtime_error" and crashed["passed"] is False
     assert "ZeroDivisionError" in crashed["output"]
+
+
+class _FirstIsSlowest(ExecutorDouble):
+    """Finishes the earliest programs last (a test double): completion order is the reverse."""
+
+    async def execute(self, program: Program, *, trace: bool) -> Any:
+        await asyncio.sleep(0.05 if program.stdin == "2\n" else 0.0)  # test 0 of every program
+        return await super().execute(program, trace=trace)
+
+
+def test_executions_arrive_in_the_pages_order_whatever_finishes_first() -> None:
+    events = _events(_programs(), _FirstIsSlowest())
+    keys = [(e.payload["candidate"], e.payload["turn"], e.payload["public"], e.payload["test"])
+            for e in of_type(events, "execution")]  # fmt: skip
+    programs = [(0, 0), (1, 0), (0, 2)]
+    assert keys == [
+        (*p, public, test) for p in programs for public, test in ((True, 0), (True, 1), (False, 2))
+    ]

@@ -39,6 +39,9 @@ def test_a_wrong_answer_without_its_closing_tag_is_a_divergence_everywhere(
 ):
     fake_model.responder = add_one_script(simulate=wrong_answer_on_five)
     page = page_for(fake_site, alice)
+    console_errors: list[str] = []
+    page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error" else None)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=fake_site)
     page.goto(f"{fake_site}/problems/{problem.pk}/")
     solve(page, k=2, turns=0, real=True)
     wait_finished(page)
@@ -61,6 +64,10 @@ def test_a_wrong_answer_without_its_closing_tag_is_a_divergence_everywhere(
     final = page.locator('[data-testid="final-checks"]').inner_text()
     assert "test 2" in final and "First wrong" in final and "Agrees" in final
     screenshot(page, "run-divergence")
+    page.click('[data-testid="copy-share-link"]')
+    page.wait_for_function("document.querySelector('[data-testid=copy-share-link]').textContent === 'Copied'")
+    assert "/share/" in page.evaluate("navigator.clipboard.readText()")
+    assert page.evaluate("fetch('/favicon.ico').then(r => r.ok && r.url.endsWith('favicon.svg'))")
 
     # Run for real afterwards: a judge's verdict per program, the wrong candidate's in words.
     page.click('[data-testid="run-real"]')
@@ -79,7 +86,7 @@ def test_a_wrong_answer_without_its_closing_tag_is_a_divergence_everywhere(
     assert model.get_attribute("data-label") == "diverges"
     assert "answer is 7" in model.inner_text()
     assert page.locator('[data-testid="ex-model"] .claim-false').first.inner_text() == "7"
-    assert page.errors == []
+    assert page.errors == [] and console_errors == []
 
     # The annotation queue: the run's simulations were queued when it ended; "only divergent" shows it.
     item = AnnotationItem.objects.get(simulation__candidate=0, simulation__test=1, simulation__turn=0)

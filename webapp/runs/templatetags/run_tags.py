@@ -63,6 +63,40 @@ def judgements(
     ]
 
 
+_PROVENANCE_LABELS = {
+    "model": "Model",
+    "weights_sha256": "Weights (SHA-256)",
+    "server": "Model server",
+    "model_root": "Model folder",
+    "prompts": "Prompt versions",
+    "sampling": "Sampling",
+    "seed": "Seed",
+    "code_version": "Code version",
+    "schema_version": "Schema version",
+    "max_model_len": "Context length",
+}
+
+
+@register.filter
+def provenance_label(key: str) -> str:
+    return _PROVENANCE_LABELS.get(key, key.replace("_", " ").capitalize())
+
+
+@register.filter
+def is_local_detail(key: str) -> bool:
+    """Provenance that says where, not what: the model's folder and server address (not for share links)."""
+    return key in ("model_root", "server")
+
+
+@register.filter
+def readable(value: Any) -> str:
+    """A dict as ``key: value, ...`` (nested ones in parentheses), anything else as text."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {readable(v) if not isinstance(v, dict) else '(' + readable(v) + ')'}"
+                         for k, v in value.items())  # fmt: skip
+    return "" if value is None else str(value)
+
+
 @register.filter
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, default=str)

@@ -1,0 +1,46 @@
+"""Run page details a developer reads: provenance as a table (no local paths or server address for
+share-link readers), a candidate that used its whole token budget flagged, repair turns that say what
+happened (no program in the reply; a turn never asked, and why)."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.runs.models import Candidate, RepairTurn
+
+pytestmark = pytest.mark.django_db
+
+PROVENANCE = {
+    "model": "smollm2-135m-nlex",
+    "server": "http://10.1.2.3:8765/v1",
+    "model_root": "/srv/models/x",
+}
+
+
+@pytest.fixture
+def ended(make_run):
+    run = make_run(status="finished", provenance=PROVENANCE, settings={"k": 1, "turns": 2, "sims": 1})
+    Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x\n", done=True, tokens=512,
+                             finish_reason="length", selected=True)  # fmt: skip
+    RepairTurn.objects.create(run=run, turn=1, text="I am not sure.", done=True, code="",
+                              parse_error="neither #SUBMIT nor a corrected program")  # fmt: skip
+    return run
+
+
+def test_the_owner_sees_provenance_as_a_table_and_share_readers_see_no_local_detail(client, alice, ended):
+    client.force_login(alice)
+    page = client.get(f"/runs/{ended.id}/").content.decode()
+    assert 'data-testid="provenance-table"' in page and "Model server" in page and "/srv/models/x" in page
+    client.logout()
+    shared = client.get(f"/share/{ended.share_token}/").content.decode()
+    assert "smollm2-135m-nlex" in shared
+    assert "10.1.2.3" not in shared and "/srv/models/x" not in shared
+
+
+def test_budget_and_repair_turns_say_what_happened(client, alice, ended):
+    client.force_login(alice)
+    page = client.get(f"/runs/{ended.id}/").content.decode()
+    assert 'data-testid="candidate-budget"' in page and "used its whole token budget" in page
+    assert 'data-testid="repair-no-program"' in page and "No program in the reply" in page
+    assert "Diff against the previous program" not in page
+    assert 'data-testid="repair-skipped"' in page and "turn 1 gave no program" in page
