@@ -8,7 +8,8 @@ from typing import Any
 
 from simulator.nlex.verify import verify_result
 from webapp.annotation.models import AnnotationItem
-from webapp.explorer.conf import annotations_per_item, explorer_max_steps
+from webapp.annotation.queue import policy_defaults
+from webapp.explorer.conf import explorer_max_steps
 from webapp.explorer.programs import traced
 
 
@@ -24,9 +25,11 @@ def model_of(run: Any) -> str:
 
 
 def enqueue_run(run: Any, *, required: int | None = None) -> EnqueueReport:
-    """One item per finished simulation of ``run`` that has none yet."""
+    """One item per finished simulation of ``run`` that has none yet, with its queue's overlap and
+    claim timeout (``QueuePolicy``; ``required`` overrides the overlap)."""
     report = EnqueueReport()
-    required = required or annotations_per_item()
+    default_required, claim_seconds = policy_defaults(model_of(run))
+    required = required or default_required
     simulations = run.simulations.filter(done=True).exclude(text="").filter(annotation_item__isnull=True)
     for sim in simulations:
         label = f"candidate {sim.candidate} test {sim.test} turn {sim.turn} sample {sim.sample}"
@@ -54,6 +57,24 @@ def enqueue_run(run: Any, *, required: int | None = None) -> EnqueueReport:
             original_check=check.to_dict(),
             divergent=check.divergent,
             required=required,
+            claim_seconds=claim_seconds,
         )
         report.created += 1
     return report
+
+
+def runs_to_add(limit: int = 50) -> list[Any]:
+    """Finished runs, newest first, shared for annotation (``privacy.shared_for_annotation``) whose
+    finished simulations are not all queued yet: what staff pick from on the queue page."""
+    from webapp.runs.models import Run
+    from webapp.runs.privacy import shared_for_annotation
+
+    runs = (
+        Run.objects.filter(
+            status=Run.FINISHED, simulations__done=True, simulations__annotation_item__isnull=True
+        )
+        .select_related("problem")
+        .distinct()
+        .order_by("-created_at")
+    )
+    return [run for run in runs[: limit * 4] if shared_for_annotation(run)][:limit]

@@ -28,7 +28,9 @@ def _record(item: AnnotationItem) -> ExportRecord | None:
         if adjudication.decision != Annotation.ACCEPT:
             return None
         chosen = adjudication.chosen
-        annotator = chosen.annotator if chosen is not None else adjudication.adjudicator
+        # A replacement text (typed by the adjudicator, not an annotator's as it was) is theirs.
+        replaced = chosen is None or adjudication.text != chosen.text
+        annotator = adjudication.adjudicator if replaced else chosen.annotator
         return ExportRecord(
             completion=adjudication.text,
             annotator=annotator.get_username(),

@@ -4,7 +4,9 @@ checked against; the annotations it received; and staff adjudication when annota
 Item lifecycle (``status``): open (needs more annotations) -> done (enough annotations, all agreeing
 on accept/reject) or disputed (they disagree) -> adjudicated (staff decided). ``decision`` is the
 final accept/reject, which the export follows. ``claimed_by``/``claimed_at`` say who holds the item;
-a claim older than the timeout (webapp.explorer.conf.claim_seconds) counts as released.
+a claim older than the timeout (the item's ``claim_seconds``, else webapp.explorer.conf.claim_seconds)
+counts as released: the item is re-queued. Staff set both per queue (``QueuePolicy``, one per model),
+for the items already queued and the ones added later.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class AnnotationItem(models.Model):
     original_check = models.JSONField(default=dict)  # simulator.nlex.verify.Verification.to_dict() of `text`
     divergent = models.BooleanField(default=False, db_index=True)  # original_check has a first divergence
     required = models.PositiveIntegerField(default=1)  # annotations wanted (agreement when > 1)
+    claim_seconds = models.PositiveIntegerField(null=True, blank=True)  # None: the site's claim timeout
     status = models.CharField(max_length=12, choices=STATUSES, default=OPEN, db_index=True)
     decision = models.CharField(max_length=8, blank=True)  # "accept" | "reject" once decided
     claimed_by = models.ForeignKey(
@@ -71,9 +74,47 @@ class AnnotationItem(models.Model):
         """``text`` (the model's, or an annotator's correction) checked against this item's real run."""
         return verify(text, self.core_trace(), self.program(), status=self.exec_status)
 
+    def real_outcome(self) -> str:
+        """What the real run gave, in words, for the review header: the value the call returned, what
+        the program printed, or the exception it raised (not only the status)."""
+        trace = self.core_trace()
+        raised = next((s.value for s in reversed(trace.steps) if s.event == "exception" and s.value), None)
+        if self.exec_status != "ok":
+            why = f"raised {raised.repr}" if raised is not None else (trace.error or "no result")
+            return f"{self.exec_status}: {why}"
+        parts = []
+        if self.call:
+            returns = [s for s in trace.steps if s.event == "return" and s.value is not None]
+            if returns:
+                top = min(s.depth for s in returns)
+                value = next(s.value for s in reversed(returns) if s.depth == top)
+                parts.append(f"returned {value.repr}")
+        if trace.stdout:
+            parts.append(f"printed {trace.stdout.rstrip()!r}")
+        return ", ".join(parts) or "ok, no value and no output"
+
     def counted(self) -> models.QuerySet[Annotation]:
         """The annotations that count toward ``required`` (skips do not)."""
         return self.annotations.exclude(decision=Annotation.SKIP)
+
+
+class QueuePolicy(models.Model):
+    """Staff's settings for one queue (the items of one model; ``model`` "" is the default for every
+    model): annotations per item (overlap) and how long a claim lasts before the item is re-queued.
+    Saving one applies it to the queue's items not yet adjudicated; items added later take it too."""
+
+    model = models.CharField(max_length=200, unique=True, blank=True)
+    required = models.PositiveIntegerField(default=1)
+    claim_seconds = models.PositiveIntegerField(null=True, blank=True)  # None: the site's claim timeout
+
+    def __str__(self) -> str:
+        return f"queue {self.model or '(every model)'}"
+
+    @classmethod
+    def for_model(cls, model: str) -> QueuePolicy | None:
+        """The policy of ``model``'s queue, else the default one, else None (the site settings)."""
+        found = {p.model: p for p in cls.objects.filter(model__in=[model, ""])}
+        return found.get(model) or found.get("")
 
 
 class Annotation(models.Model):

@@ -14,12 +14,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, Value
 from django.utils import timezone
 
 from simulator.agreement import edited_spans
-from webapp.annotation.models import Adjudication, Annotation, AnnotationItem
-from webapp.explorer.conf import claim_seconds
+from webapp.annotation.models import Adjudication, Annotation, AnnotationItem, QueuePolicy
+from webapp.explorer.conf import annotations_per_item, claim_seconds
 
 
 class NotHeld(Exception):
@@ -67,8 +67,18 @@ def cutoff(now: datetime | None = None) -> datetime:
     return (now or timezone.now()) - timedelta(seconds=claim_seconds())
 
 
+def expired(now: datetime | None = None) -> Q:
+    """Claims past their timeout: the item's own ``claim_seconds`` (set by staff per queue), else the
+    site's ``claim_seconds()``."""
+    now = now or timezone.now()
+    own = ExpressionWrapper(F("claim_seconds") * Value(timedelta(seconds=1)), output_field=DurationField())
+    return Q(claim_seconds__isnull=True, claimed_at__lt=cutoff(now)) | Q(
+        claim_seconds__isnull=False, claimed_at__lt=Value(now) - own
+    )
+
+
 def free(now: datetime | None = None) -> Q:
-    return Q(claimed_by__isnull=True) | Q(claimed_at__lt=cutoff(now))
+    return Q(claimed_by__isnull=True) | expired(now)
 
 
 def waiting_for(user: Any, filters: Filters | None = None) -> QuerySet[AnnotationItem]:
@@ -78,23 +88,32 @@ def waiting_for(user: Any, filters: Filters | None = None) -> QuerySet[Annotatio
 
 
 def holds(item: AnnotationItem, user: Any) -> bool:
-    return item.claimed_by_id == user.pk and item.claimed_at is not None and item.claimed_at >= cutoff()
+    if item.claimed_by_id != user.pk or item.claimed_at is None:
+        return False
+    timeout = item.claim_seconds or claim_seconds()
+    return item.claimed_at >= timezone.now() - timedelta(seconds=timeout)
 
 
 def claim(item: AnnotationItem, user: Any) -> bool:
-    """Claim (or renew the claim on) ``item`` for ``user``: True unless someone else holds it."""
+    """Claim (or renew the claim on) ``item`` for ``user``: True unless someone else holds it. An
+    annotator holds one item at a time: a successful claim gives back any other item they held (after
+    a skip and an undo, or a second tab), so nobody keeps items out of the queue they are not
+    looking at."""
     now = timezone.now()
     updated = AnnotationItem.objects.filter(
         Q(pk=item.pk) & (free(now) | Q(claimed_by=user)) & Q(status=AnnotationItem.OPEN)
     ).update(claimed_by=user, claimed_at=now)
     if updated:
         item.claimed_by, item.claimed_at = user, now
+        AnnotationItem.objects.filter(claimed_by=user).exclude(pk=item.pk).update(
+            claimed_by=None, claimed_at=None
+        )
     return bool(updated)
 
 
 def claim_next(user: Any, filters: Filters | None = None) -> AnnotationItem | None:
     """The item ``user`` already holds, else the first free waiting item, claimed; None when empty."""
-    mine = waiting_for(user, filters).filter(claimed_by=user, claimed_at__gte=cutoff()).first()
+    mine = waiting_for(user, filters).filter(claimed_by=user).exclude(expired()).first()
     if mine is not None:
         return mine
     for _ in range(10):  # lost a race: another annotator took the row between SELECT and UPDATE
@@ -120,7 +139,46 @@ def release(item: AnnotationItem, user: Any) -> None:
 
 def release_expired() -> int:
     """Clear timed-out claims (they are already free for claiming; this only tidies the display)."""
-    return AnnotationItem.objects.filter(claimed_at__lt=cutoff()).update(claimed_by=None, claimed_at=None)
+    return AnnotationItem.objects.filter(expired()).update(claimed_by=None, claimed_at=None)
+
+
+def done_by(user: Any) -> int:
+    """How many items ``user`` has decided (accepted or rejected): skips are not work done."""
+    return Annotation.objects.filter(annotator=user).exclude(decision=Annotation.SKIP).count()
+
+
+def set_policy(model: str, required: int, claim_minutes: int | None) -> int:
+    """Staff's settings for the queue of ``model`` ("" for every model): ``required`` annotations per
+    item and claims re-queued after ``claim_minutes`` (None: the site's timeout). Saved for items added
+    later and applied now to the queue's items not yet adjudicated, whose status follows (raising the
+    overlap reopens a done item; lowering it can finish an open one). Returns how many items changed."""
+    if required < 1 or (claim_minutes is not None and claim_minutes < 1):
+        raise ValueError("annotations per item and claim minutes must be at least 1")
+    seconds = claim_minutes * 60 if claim_minutes is not None else None
+    QueuePolicy.objects.update_or_create(
+        model=model, defaults={"required": required, "claim_seconds": seconds}
+    )
+    items = AnnotationItem.objects.exclude(status=AnnotationItem.ADJUDICATED)
+    if model:
+        items = items.filter(model=model)
+    else:  # the default policy: every queue that has no policy of its own
+        items = items.exclude(model__in=QueuePolicy.objects.exclude(model="").values("model"))
+    changed = 0
+    with transaction.atomic():
+        for item in items.select_for_update():
+            item.required, item.claim_seconds = required, seconds
+            item.save(update_fields=["required", "claim_seconds"])
+            refresh_status(item)
+            changed += 1
+    return changed
+
+
+def policy_defaults(model: str) -> tuple[int, int | None]:
+    """``(required, claim_seconds)`` for a new item of ``model``'s queue."""
+    policy = QueuePolicy.for_model(model)
+    if policy is None:
+        return annotations_per_item(), None
+    return policy.required, policy.claim_seconds
 
 
 def refresh_status(item: AnnotationItem) -> None:
@@ -170,7 +228,8 @@ def submit(item: AnnotationItem, user: Any, decision: str, text: str) -> Annotat
 
 def undo(user: Any) -> AnnotationItem | None:
     """Take back ``user``'s latest annotation (not on an adjudicated item) and give them the item
-    back if nobody else holds it. Returns the item, or None when there is nothing to undo."""
+    back if nobody else holds it; the item they were holding meanwhile goes back to the queue (one
+    item claimed at a time, see ``claim``). Returns the item, or None when there is nothing to undo."""
     with transaction.atomic():
         last = (
             Annotation.objects.select_for_update()
@@ -184,7 +243,8 @@ def undo(user: Any) -> AnnotationItem | None:
         item = last.item
         last.delete()
         refresh_status(item)
-        claim(item, user)
+        if not claim(item, user):  # someone else holds it now: at least hold nothing else
+            AnnotationItem.objects.filter(claimed_by=user).update(claimed_by=None, claimed_at=None)
     return item
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -18,9 +19,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from simulator.annotations import STATUSES
 from webapp.annotation import queue
-from webapp.annotation.enqueue import enqueue_run
+from webapp.annotation.corrections import apply_fix, changed_words, value_fixes, word_diff
+from webapp.annotation.enqueue import enqueue_run, runs_to_add
 from webapp.annotation.export import write_jsonl
-from webapp.annotation.models import Annotation, AnnotationItem
+from webapp.annotation.models import Annotation, AnnotationItem, QueuePolicy
 from webapp.annotation.stats import item_agreement, overall_agreement
 from webapp.explorer.conf import claim_seconds
 from webapp.explorer.context import viewer_context
@@ -28,6 +30,7 @@ from webapp.explorer.marks import marked_html
 from webapp.explorer.roles import has_role
 from webapp.problems.models import Problem
 from webapp.runs.models import Run
+from webapp.runs.privacy import shared_for_annotation
 
 
 def role_required(*roles: str) -> Callable[..., Any]:
@@ -64,7 +67,12 @@ def _next_url(filters: queue.Filters) -> str:
 def queue_page(request: HttpRequest) -> HttpResponse:
     queue.release_expired()
     filters = queue.Filters.from_query(request.GET)
-    items = filters.apply(AnnotationItem.objects.select_related("claimed_by", "problem"))
+    items = filters.apply(
+        AnnotationItem.objects.select_related("claimed_by", "problem").annotate(
+            decided=Count("annotations", filter=~Q(annotations__decision=Annotation.SKIP))
+        )
+    )
+    staff = has_role(request.user, "staff")
     waiting = queue.waiting_for(request.user, filters)
     context = {
         "filters": filters,
@@ -75,9 +83,15 @@ def queue_page(request: HttpRequest) -> HttpResponse:
         "problems": Problem.objects.filter(annotation_items__isnull=False).distinct(),
         "next_url": _next_url(filters),
         "claim_minutes": claim_seconds() // 60,
-        "is_staff": has_role(request.user, "staff"),
+        "is_staff": staff,
         "disputed": AnnotationItem.objects.filter(status=AnnotationItem.DISPUTED).count(),
     }
+    if staff:
+        context["runs_to_add"] = runs_to_add()
+        context["policies"] = QueuePolicy.objects.order_by("model")
+        context["default_required"], context["default_claim_minutes"] = queue.policy_defaults(filters.model)
+        if context["default_claim_minutes"] is not None:
+            context["default_claim_minutes"] //= 60
     return render(request, "annotation/queue.html", context)
 
 
@@ -94,15 +108,43 @@ def next_item(request: HttpRequest) -> HttpResponse:
     return redirect(reverse("annotation:review", args=[item.pk]) + (f"?{query}" if query else ""))
 
 
-def _verdicts_context(item: AnnotationItem, text: str) -> dict[str, Any]:
+def _verdicts_context(item: AnnotationItem, text: str, *, fixes: bool = True) -> dict[str, Any]:
+    """The verdicts fragment's context: ``text``'s claims checked against the real run, its word diff
+    against the model's text, and (on the review screen) the one-click fixes of its false claims."""
     verification = item.verify(text)
-    return {"check": verification, "marked": marked_html(text, verification.claims)}
+    diff = word_diff(item.text, text)
+    return {
+        "item": item,
+        "check": verification,
+        "marked": marked_html(text, verification.claims),
+        "diff": diff,
+        "changed_words": changed_words(diff),
+        "fixes": value_fixes(text, verification) if fixes else [],
+    }
 
 
-@annotator_required
-@require_GET
-def review(request: HttpRequest, pk: int) -> HttpResponse:
-    item = get_object_or_404(AnnotationItem, pk=pk)
+def _review_page(request: HttpRequest, item: AnnotationItem, text: str) -> HttpResponse:
+    """The review screen of ``item`` (which ``request.user`` holds) with ``text`` in the correction box."""
+    filters = queue.Filters.from_query(request.GET)
+    context = viewer_context(item.core_trace(), item.program(), model_text=item.text, status=item.exec_status)
+    context.update(_verdicts_context(item, text))
+    context.update(
+        {
+            "text": text,
+            "real_outcome": item.real_outcome(),
+            "filters_query": filters.query(),
+            "claim_minutes": (item.claim_seconds or claim_seconds()) // 60,
+            "done_count": queue.done_by(request.user),
+            "can_undo": Annotation.objects.filter(annotator=request.user)
+            .exclude(item__status=AnnotationItem.ADJUDICATED)
+            .exists(),
+        }
+    )
+    return render(request, "annotation/review.html", context)
+
+
+def _held_or_redirect(request: HttpRequest, item: AnnotationItem) -> HttpResponse | None:
+    """None when ``request.user`` may work on ``item`` now (claimed for them); else where to go."""
     filters = queue.Filters.from_query(request.GET)
     if item.status != AnnotationItem.OPEN:
         messages.info(request, f"Item {item.pk} is already {item.status}.")
@@ -113,28 +155,43 @@ def review(request: HttpRequest, pk: int) -> HttpResponse:
     if not queue.claim(item, request.user):
         messages.error(request, f"Item {item.pk} is being reviewed by someone else.")
         return redirect("annotation:queue")
-    context = viewer_context(item.core_trace(), item.program(), model_text=item.text, status=item.exec_status)
-    context.update(_verdicts_context(item, item.text))
-    context.update(
-        {
-            "item": item,
-            "filters_query": filters.query(),
-            "claim_minutes": claim_seconds() // 60,
-            "done_count": Annotation.objects.filter(annotator=request.user).count(),
-            "can_undo": Annotation.objects.filter(annotator=request.user)
-            .exclude(item__status=AnnotationItem.ADJUDICATED)
-            .exists(),
-        }
-    )
-    return render(request, "annotation/review.html", context)
+    return None
+
+
+@annotator_required
+@require_GET
+def review(request: HttpRequest, pk: int) -> HttpResponse:
+    item = get_object_or_404(AnnotationItem, pk=pk)
+    return _held_or_redirect(request, item) or _review_page(request, item, item.text)
 
 
 @annotator_required
 @require_POST
 def verify_text(request: HttpRequest, pk: int) -> HttpResponse:
-    """htmx: the claim verdicts of the text as edited so far (nothing is saved)."""
+    """htmx: the claim verdicts and the diff of the text as edited so far (nothing is saved)."""
     item = get_object_or_404(AnnotationItem, pk=pk)
     return render(request, "annotation/_verdicts.html", _verdicts_context(item, _posted_text(request)))
+
+
+@annotator_required
+@require_POST
+def fix_claim(request: HttpRequest, pk: int) -> HttpResponse:
+    """ "Use the trace's value" without JavaScript: the posted text with false claim ``fix`` (an index
+    into its claims) given the real run's value, back on the review screen (nothing is saved; with
+    JavaScript, review.js makes the same replacement in the box and htmx re-verifies it)."""
+    item = get_object_or_404(AnnotationItem, pk=pk)
+    elsewhere = _held_or_redirect(request, item)
+    if elsewhere is not None:
+        return elsewhere
+    text = _posted_text(request, item.text)
+    fix = next(
+        (f for f in value_fixes(text, item.verify(text)) if str(f.index) == request.POST.get("fix")), None
+    )
+    if fix is None:
+        messages.info(request, "That claim has no value from the trace to use (the text changed?).")
+    else:
+        text = apply_fix(text, fix)
+    return _review_page(request, item, text)
 
 
 @annotator_required
@@ -178,17 +235,37 @@ def undo(request: HttpRequest) -> HttpResponse:
 @staff_required
 @require_POST
 def enqueue(request: HttpRequest) -> HttpResponse:
-    run = (
-        Run.objects.filter(id=request.POST.get("run", "").strip()).first()
-        if _uuid(request.POST.get("run"))
-        else None
-    )
+    """Add the simulations of a run picked from the list (finished, shared for annotation)."""
+    raw = request.POST.get("run", "").strip()
+    run = Run.objects.filter(id=raw).select_related("problem").first() if _uuid(raw) else None
     if run is None:
-        messages.error(request, "No run with that id.")
+        messages.error(request, "Pick a run from the list.")
+        return redirect("annotation:queue")
+    if not shared_for_annotation(run):
+        messages.error(request, "That run is not shared for annotation (its author did not opt in).")
         return redirect("annotation:queue")
     report = enqueue_run(run)
     messages.success(
         request, f"Added {report.created} simulation(s) to the queue; skipped {len(report.skipped)}."
+    )
+    return redirect("annotation:queue")
+
+
+@staff_required
+@require_POST
+def set_policy(request: HttpRequest) -> HttpResponse:
+    """Staff set a queue's overlap (annotations per item) and claim timeout (when a claimed item is
+    re-queued), for its items already queued and those added later."""
+    model = request.POST.get("model", "")
+    minutes = request.POST.get("claim_minutes", "").strip()
+    try:
+        required = int(request.POST.get("required", ""))
+        changed = queue.set_policy(model, required, int(minutes) if minutes else None)
+    except ValueError as exc:
+        messages.error(request, f"Not saved: {exc}.")
+        return redirect("annotation:queue")
+    messages.success(
+        request, f"Queue {model or '(every model)'}: {required} per item; {changed} queued item(s) updated."
     )
     return redirect("annotation:queue")
 
@@ -232,8 +309,22 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
         check = item.verify(a.text)
         rows.append({"annotation": a, "marked": marked_html(a.text, check.claims), "check": check})
     context = viewer_context(item.core_trace(), item.program(), model_text=item.text, status=item.exec_status)
-    context.update({"item": item, "rows": rows, "agreement": item_agreement(item)})
+    start = annotations[0].text if annotations else item.text
+    context.update(_verdicts_context(item, start, fixes=False))
+    context.update({"rows": rows, "agreement": item_agreement(item), "real_outcome": item.real_outcome()})
     return render(request, "annotation/adjudicate.html", context)
+
+
+@staff_required
+@require_POST
+def adjudicate_verify(request: HttpRequest, pk: int) -> HttpResponse:
+    """htmx: the verdicts and diff of the adjudicator's replacement text as typed (nothing is saved)."""
+    item = get_object_or_404(AnnotationItem, pk=pk)
+    picked = request.POST.get("chosen", "")
+    chosen = item.annotations.filter(pk=int(picked)).first() if picked.isdigit() else None
+    text = _posted_text(request) or (chosen.text if chosen else item.text)  # what accept would export
+    context = _verdicts_context(item, text, fixes=False)
+    return render(request, "annotation/_verdicts.html", context)
 
 
 @annotator_required
