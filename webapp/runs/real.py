@@ -41,6 +41,14 @@ def clear(run_id: Any) -> None:
     cache.delete(_KEY.format(run_id))
 
 
+def start_if_pending(run_id: Any) -> None:
+    """Queue the real execution asked for on ``run_id``, if one is (called when the run ends)."""
+    if pending(run_id):
+        from webapp.runs import runner
+
+        runner.enqueue_real(run_id)
+
+
 def programs_for(run: Run) -> list[RealProgram]:
     """The run's candidates with code, then its final program when a repair produced it."""
     candidates = [c for c in Candidate.objects.filter(run=run).order_by("index") if c.code]

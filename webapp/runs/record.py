@@ -60,6 +60,10 @@ def record_and_publish(run_id: Any, event: Event | dict[str, Any], *, after_end:
     except IntegrityError:  # the seq was taken: someone else (the reaper) ended this run meanwhile
         return False
     publish(run, data)
+    if data["type"] in FINAL_TYPES:  # a real execution asked for during the run starts now
+        from webapp.runs import real
+
+        real.start_if_pending(run.id)
     return True
 
 

@@ -1,8 +1,9 @@
-"""Where a queued run goes: a Celery worker (REDIS_URL set) or the in-process thread pool (embedded)."""
+"""Where a queued run (or a real execution of one) goes: a Celery worker (REDIS_URL set) or the
+in-process thread pool (embedded). Only ``tasks`` imports nothing back: the tasks are loaded here
+lazily, and a real execution asked for during a run is queued by the run's final event."""
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any
@@ -43,21 +44,11 @@ def _real_in_thread(run_id: str) -> None:
         connections.close_all()
 
 
-def enqueue_real(run_id: Any, delay: float = 0.0) -> None:
-    """Queue "Run for real" on a run (``tasks.execute_real``), after ``delay`` seconds."""
+def enqueue_real(run_id: Any) -> None:
+    """Queue "Run for real" on a run (``tasks.execute_real``)."""
     if settings.TASK_RUNNER == "celery":
         from webapp.runs.tasks import execute_real_task
 
-        execute_real_task.apply_async((str(run_id),), countdown=delay or None)
-    elif delay:
-        timer = threading.Timer(delay, enqueue_real, args=(str(run_id),))
-        timer.daemon = True
-        timer.start()
+        execute_real_task.delay(str(run_id))
     else:
         _pool().submit(_real_in_thread, str(run_id))
-
-
-def queue_length() -> int:
-    from webapp.runs.models import Run
-
-    return Run.objects.filter(status=Run.QUEUED).count()

@@ -178,23 +178,19 @@ def execute_real_task(run_id: str) -> None:
     execute_real(run_id)
 
 
-REAL_WAIT_SECONDS = 1.0  # how often a real execution asked for during a run looks again
-
-
 def execute_real(run_id: str, executor: Any = None) -> str:
     """Run a run's programs for real and append the events to its log (next seq), recorded and
     broadcast like the pipeline's. A run still queued or running is waited for (the task is queued
-    again in REAL_WAIT_SECONDS: the pipeline owns the next seqs until its final event). Returns
+    started by the run's final event, ``record``: the pipeline owns the next seqs until then). Returns
     ``waiting``, ``done``, ``nothing`` (no program to run, or the request expired) or ``superseded``
     (another real execution of the run took the seq)."""
-    from webapp.runs import real, runner
+    from webapp.runs import real
 
     run = Run.objects.select_related("problem").get(id=run_id)
     if not real.pending(run_id):
         return "nothing"
-    if run.is_active:
+    if run.is_active:  # its final event queues this again (record.record_and_publish)
         real.touch(run_id)
-        runner.enqueue_real(run_id, delay=REAL_WAIT_SECONDS)
         return "waiting"
     programs = real.programs_for(run) if run.kind == "solve" else []
     if not programs:

@@ -186,7 +186,9 @@ def run_real(request: HttpRequest, run_id: Any) -> HttpResponse:
     elif not real.request(run.id):
         messages.info(request, "A real execution of this run is already under way.")
     else:
-        runner.enqueue_real(run.id)
+        run.refresh_from_db(fields=["status"])
+        if not run.is_active:  # else the run's final event starts it (webapp.runs.record)
+            runner.enqueue_real(run.id)
         when = "once the run ends" if run.is_active else "now"
         messages.info(request, f"Running the candidates and the final program for real {when}.")
     return redirect("runs:detail", run_id=run.id)

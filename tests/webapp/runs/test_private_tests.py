@@ -129,7 +129,7 @@ def test_live_execution_fragments_hide_private_outputs_from_a_non_owner(alice, b
 def no_enqueue(monkeypatch):
     queued: list[Any] = []
     monkeypatch.setattr("webapp.runs.runner.enqueue", queued.append)
-    monkeypatch.setattr("webapp.runs.runner.enqueue_real", lambda run_id, delay=0.0: queued.append(run_id))
+    monkeypatch.setattr("webapp.runs.runner.enqueue_real", lambda run_id: queued.append(run_id))
     return queued
 
 

@@ -30,12 +30,10 @@ def _fresh_flags():
 
 
 @pytest.fixture
-def queued(monkeypatch) -> list[tuple[Any, float]]:
+def queued(monkeypatch) -> list[Any]:
     """A test double for the task runner: records what would be queued, runs nothing."""
-    calls: list[tuple[Any, float]] = []
-    monkeypatch.setattr(
-        "webapp.runs.runner.enqueue_real", lambda run_id, delay=0.0: calls.append((run_id, delay))
-    )
+    calls: list[Any] = []
+    monkeypatch.setattr("webapp.runs.runner.enqueue_real", lambda run_id: calls.append(str(run_id)))
     return calls
 
 
@@ -103,8 +101,11 @@ def test_it_waits_for_a_run_still_in_progress(make_run, queued) -> None:
 
     assert execute_real(str(run.id), executor=ExecutorDouble()) == "waiting"
 
-    assert queued == [(str(run.id), 1.0)]  # looked at again in a second
+    assert queued == []  # not polled: the run's end starts it
     assert not RunEvent.objects.filter(run=run).exists() and real.pending(run.id)
+    final = {"run_id": str(run.id), "seq": 5, "type": "run_finished", "payload": {}}
+    assert record_and_publish(run.id, final)
+    assert queued == [str(run.id)]
 
 
 def test_it_does_nothing_unless_asked_or_without_programs(make_run, finished_run) -> None:
@@ -138,7 +139,7 @@ def test_the_owner_runs_it_for_real_from_the_run_page(client, alice, finished_ru
     response = client.post(f"/runs/{finished_run.id}/real/")
 
     assert response.status_code == 302 and response["Location"] == f"/runs/{finished_run.id}/"
-    assert queued == [(finished_run.id, 0.0)] and real.pending(finished_run.id)
+    assert queued == [str(finished_run.id)] and real.pending(finished_run.id)
     page = client.get(f"/runs/{finished_run.id}/").content.decode()
     assert 'data-testid="run-real-pending"' in page and 'data-testid="run-real"' not in page
     assert f'ws-connect="/ws/runs/{finished_run.id}/?last_seq={finished_run.last_seq}"' in page  # live
@@ -158,7 +159,7 @@ def test_only_the_owner_and_staff_can_run_it_for_real(client, bob, carol, finish
     assert queued == [] and not real.pending(finished_run.id)
     client.force_login(carol)
     assert client.post(f"/runs/{finished_run.id}/real/").status_code == 302
-    assert queued == [(finished_run.id, 0.0)]
+    assert queued == [str(finished_run.id)]
 
 
 def test_the_get_method_is_refused(client, alice, finished_run, queued) -> None:
