@@ -142,6 +142,7 @@
       box.setAttribute("data-frame", String(id));
       var head = el("div", "ex-frame-head", f.fn === "<module>" ? "Global frame" : f.fn);
       head.setAttribute("data-testid", "ex-frame-head");
+      head.appendChild(document.createTextNode(" "));
       head.appendChild(el("span", "ex-depth", f.fn === "<module>" ? "" : "depth " + f.depth));
       box.appendChild(head);
       var table = el("table");
