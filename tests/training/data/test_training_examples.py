@@ -104,7 +104,7 @@ def test_annotation_exports_keep_verified_unique_records(tmp_path):
         {**base, "verification": {"verified": True}},  # duplicate
         {**base, "completion": "c2", "verification": {"verified": False}},
         {**base, "completion": "c3", "verification": {"verified": True}},
-        {**base, "completion": "c4", "verification": {"passed": True}},  # the old verifier's word: not trusted
+        {**base, "completion": "c4", "verification": {"passed": True}},  # the old verifier: not trusted
         {"prompt": 1},
     ]
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
