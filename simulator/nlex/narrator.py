@@ -27,6 +27,12 @@ from simulator.execution.trace import Step, Trace, Value
 
 ITERATIONS = 2
 _HIDDEN_TYPES = frozenset({"function", "type", "module", "builtin_function_or_method"})
+_COMPREHENSIONS = {
+    "<listcomp>": "the list comprehension",
+    "<setcomp>": "the set comprehension",
+    "<dictcomp>": "the dict comprehension",
+    "<genexpr>": "the generator expression",
+}
 # Why a truncated trace stops (``Trace.truncated_reason``), in the narration's words.
 _STOPPED = {
     "max_steps": "the step cap",
@@ -136,6 +142,8 @@ class _Narrator:
         first = self.steps[self.own[0]]
         if first.function == "<module>" or self.program.shape != "call" and first.depth == 0:
             return "The program starts."
+        if first.function in _COMPREHENSIONS:  # a frame of its own (Python 3.11), started by its line
+            return f"Line {first.line}: `{self.code(first.line)}` - {_COMPREHENSIONS[first.function]} starts."
         args = self.assignments(list(first.changed), first.index)
         called = f"{first.function} is called" + (f" with {args}" if args else "")
         return f"Line {first.line}: `{self.code(first.line)}` - {called}."

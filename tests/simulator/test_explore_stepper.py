@@ -83,3 +83,12 @@ def test_a_partial_trace_says_why_in_the_payload():
     assert last["step"] == 29 and last["text"].startswith("The trace stops here (the step cap)")
     trace.truncated_reason = "timeout"  # a program stopped from outside: the narration says so
     assert "(the program was stopped at its time limit)" in narrate(trace, program)
+
+
+def test_a_comprehension_is_told_as_one():
+    code = "def f(xs):\n    ys = [x * 2 for x in xs]\n    return ys\n"
+    program = Program(code=code, call="f([1, 2])")
+    trace = trace_in_process(code, program.call).trace
+    texts = [s.text for s in stepper_sentences(trace, program)]
+    assert "Line 2: `ys = [x * 2 for x in xs]` - the list comprehension starts." in texts
+    assert not any("<listcomp> is called" in t for t in texts)
