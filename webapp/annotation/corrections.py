@@ -48,8 +48,22 @@ def word_diff(original: str, edited: str) -> list[Chunk]:
 
 
 def changed_words(chunks: list[Chunk]) -> int:
-    """How many words the correction removed or added (for "3 words changed")."""
-    return sum(len(re.findall(r"\w+|[^\w\s]", c.text)) for c in chunks if c.op != "same")
+    """How many words the correction changed (for "3 words changed"): a replacement (removed words
+    followed by added ones) counts its longer side, a pure removal or addition its words."""
+
+    def words(chunk: Chunk) -> int:
+        return len(re.findall(r"\w+|[^\w\s]", chunk.text))
+
+    total, i = 0, 0
+    while i < len(chunks):
+        chunk = chunks[i]
+        if chunk.op == "del" and i + 1 < len(chunks) and chunks[i + 1].op == "ins":
+            total += max(words(chunk), words(chunks[i + 1]))
+            i += 2
+            continue
+        total += words(chunk) if chunk.op != "same" else 0
+        i += 1
+    return total
 
 
 @dataclass(frozen=True)

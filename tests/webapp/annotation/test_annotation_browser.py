@@ -20,6 +20,8 @@ def _review(item: AnnotationItem) -> re.Pattern[str]:
     return re.compile(rf"/annotation/items/{item.pk}/(\?[^#]*)?(#.*)?$")
 
 
+expect = pytest.importorskip("playwright.sync_api").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -39,10 +41,7 @@ def test_annotate_adjudicate_and_export(page_as, live_server, sim_run, ann1, ann
     text.fill(WRONG_5.replace("y becomes 7", "y becomes 8"))
     flag = page.locator('[data-testid="verdicts"] [data-label="diverges"]')
     flag.wait_for()
-    page.wait_for_function(
-        "document.querySelector('[data-testid=verdicts] [data-label=diverges]')"
-        ".textContent.includes('y becomes 8')"
-    )
+    expect(flag).to_contain_text("y becomes 8")  # (a string predicate would need CSP unsafe-eval)
     page.locator('[data-testid="review-original"] .claim-false').first.click()  # jumps the trace
     assert page.locator('[data-testid="ex-step"]').inner_text() == "2"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

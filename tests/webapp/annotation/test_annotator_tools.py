@@ -16,7 +16,7 @@ from django.utils import timezone
 from simulator.execution import Program, SandboxError, run
 from tests.webapp.explorer.support import FIXED_5, WRONG_5
 from webapp.annotation import queue
-from webapp.annotation.corrections import word_diff
+from webapp.annotation.corrections import changed_words, word_diff
 from webapp.annotation.enqueue import enqueue_run
 from webapp.annotation.export import export_records
 from webapp.annotation.models import Annotation, AnnotationItem, QueuePolicy
@@ -46,6 +46,8 @@ def test_word_diff_marks_only_the_changed_words():
     chunks = word_diff("y becomes 7. It returns 7.", "y becomes 6. It returns 7.")
     assert [(c.op, c.text) for c in chunks if c.op != "same"] == [("del", "7"), ("ins", "6")]
     assert "".join(c.text for c in chunks if c.op != "del") == "y becomes 6. It returns 7."
+    assert changed_words(chunks) == 1
+    assert changed_words(word_diff("a b", "a b c d")) == 2 and changed_words(word_diff("a b c", "a")) == 2
 
 
 def test_the_verdicts_fragment_diffs_the_correction_and_offers_the_traces_values(client, ann1, items):
@@ -58,7 +60,7 @@ def test_the_verdicts_fragment_diffs_the_correction_and_offers_the_traces_values
     body = client.post(
         f"/annotation/items/{wrong.pk}/verify/", {"text": WRONG_5.replace("y becomes 7", "y becomes 6")}
     ).content.decode()
-    assert 'data-changed="2"' in body and "<del>7</del><ins>6</ins>" in body
+    assert 'data-changed="1"' in body and "<del>7</del><ins>6</ins>" in body
     assert body.count('data-testid="use-trace-value"') == 2  # y is right now
     escaped = client.post(f"/annotation/items/{wrong.pk}/verify/", {"text": "<b>x</b>"}).content.decode()
     assert "<b>x</b>" not in escaped and "&lt;b&gt;" in escaped
