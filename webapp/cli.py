@@ -78,6 +78,7 @@ def _start(args: argparse.Namespace) -> int:
         print(f"example skipped: {error}", file=sys.stderr)
     print(f"database {settings.DATABASES['default']['NAME']} ready; {created} new example problem(s)")
     _fail_orphaned_runs()
+    _start_reaper()
 
     server = None
     if not args.no_model and not os.environ.get("EXECSIM_MODEL_URL"):
@@ -93,6 +94,27 @@ def _start(args: argparse.Namespace) -> int:
         if server is not None and server.get("server") is not None:
             print("stopping the model server")
             server["server"].stop()
+
+
+def _start_reaper(every_s: float = 30.0) -> None:
+    """What the Procfile's ``reaper`` does in production: every 30 s, mark failed the runs whose
+    worker stopped sending heartbeats (``record.reap_stale_runs``)."""
+
+    def loop() -> None:
+        from django.db import connections
+
+        from webapp.runs.record import reap_stale_runs
+
+        while not stop.wait(every_s):
+            try:
+                reap_stale_runs()
+            except Exception as exc:  # a database hiccup must not end the reaper
+                print(f"reaper: {exc}", file=sys.stderr)
+            finally:
+                connections.close_all()
+
+    stop = threading.Event()
+    threading.Thread(target=loop, name="reaper", daemon=True).start()
 
 
 def _fail_orphaned_runs() -> None:

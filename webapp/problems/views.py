@@ -23,7 +23,6 @@ from webapp.problems.importers import import_problems
 from webapp.problems.markdown import render_markdown
 from webapp.problems.models import Problem
 from webapp.runs.models import Run
-from webapp.runs.record import reap_stale_runs
 
 
 def _get_problem_for_user(request: HttpRequest, pk: int) -> Problem:
@@ -50,7 +49,6 @@ def problem_list(request: HttpRequest) -> HttpResponse:
 
 def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     problem = _get_problem_for_user(request, pk)
-    reap_stale_runs()
     runs = Run.objects.visible_to(request.user).filter(problem=problem)[:50]
     return render(
         request,

@@ -99,7 +99,8 @@ def append_final(run_id: Any, type: str, **payload: Any) -> bool:
 
 def reap_stale_runs() -> list[str]:
     """Mark failed every running run whose heartbeat is older than EXECSIM_STALE_RUN_SECONDS (its worker
-    died or hung). Called whenever runs are read, so a dead run never stays "running"."""
+    died or hung). The reaper calls it: ``manage.py reap_runs`` every 30 s in production (the Procfile's
+    ``reaper``), a thread of ``execsim up`` in embedded mode; pages only read."""
     cutoff = timezone.now() - timezone.timedelta(seconds=settings.EXECSIM_STALE_RUN_SECONDS)
     stale = Run.objects.filter(status=Run.RUNNING, heartbeat_at__lt=cutoff).values_list("id", flat=True)
     reaped = []

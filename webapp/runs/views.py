@@ -25,7 +25,7 @@ from webapp.runs import cancel as cancel_signal
 from webapp.runs import privacy, real, runner
 from webapp.runs.forms import SimulateForm
 from webapp.runs.models import Run
-from webapp.runs.record import DONE_STATUSES, append_final, reap_stale_runs
+from webapp.runs.record import DONE_STATUSES, append_final
 from webapp.runs.views_context import run_context
 
 
@@ -102,7 +102,6 @@ def simulate(request: HttpRequest) -> HttpResponse:
 
 
 def _run_page(request: HttpRequest, run: Run, *, readonly: bool) -> HttpResponse:
-    reap_stale_runs()
     # One consistent snapshot: the recorder appends each event under this row lock, so the rows read
     # here and run.last_seq (where the page's WebSocket resumes) agree. Without it an event recorded
     # in between was shown and then replayed again (streamed text appeared twice after a reload).
@@ -233,7 +232,6 @@ def run_export(request: HttpRequest, run_id: Any) -> HttpResponse:
 @login_required
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
-    reap_stale_runs()
     runs = Run.objects.visible_to(request.user).select_related("problem", "user")[:200]
     return render(request, "runs/list.html", {"runs": runs})
 
@@ -253,9 +251,7 @@ def _model_up(url: str) -> bool:
 
 @require_GET
 def model_status(request: HttpRequest) -> HttpResponse:
-    """The status fragment (model, up or down, queue length); polled by htmx. Also reaps stale runs,
-    so a dead worker's run is marked failed while anyone has a page open."""
-    reap_stale_runs()
+    """The status fragment (model, up or down, queue length); polled by htmx."""
     url = config.model_url()
     context = {
         "model": config.model_name(),

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
@@ -105,6 +106,7 @@ def test_a_worker_killed_mid_run_leaves_the_run_failed_and_retryable(start_worke
     assert run.status == Run.RUNNING  # nobody has noticed yet
 
     time.sleep(2.6)  # > EXECSIM_STALE_RUN_SECONDS after the last heartbeat
+    call_command("reap_runs")  # what the reaper process runs every 30 s
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
 
