@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
 
@@ -129,11 +130,15 @@ def test_retry_starts_a_new_run_with_the_same_settings(client, alice, make_run, 
 
 
 @override_settings(EXECSIM_STALE_RUN_SECONDS=30)
-def test_a_run_without_heartbeat_is_marked_failed_when_read(client, alice, make_run):
+def test_a_run_without_heartbeat_is_marked_failed_by_the_reaper(client, alice, make_run):
     run = make_run(
         status=Run.RUNNING, heartbeat_at=timezone.now() - timezone.timedelta(seconds=31), last_seq=2
     )
     client.force_login(alice)
+    assert client.get(f"/runs/{run.id}/").status_code == 200
+    run.refresh_from_db()
+    assert run.status == Run.RUNNING  # reading a page writes nothing
+    call_command("reap_runs")
     page = client.get(f"/runs/{run.id}/").content.decode()
     run.refresh_from_db()
     assert run.status == Run.FAILED and "stopped responding" in run.error
@@ -145,7 +150,7 @@ def test_a_run_without_heartbeat_is_marked_failed_when_read(client, alice, make_
 def test_a_run_with_a_fresh_heartbeat_is_left_alone(client, alice, make_run):
     run = make_run(status=Run.RUNNING, heartbeat_at=timezone.now() - timezone.timedelta(seconds=5))
     client.force_login(alice)
-    client.get(f"/runs/{run.id}/")
+    call_command("reap_runs")
     run.refresh_from_db()
     assert run.status == Run.RUNNING
 
