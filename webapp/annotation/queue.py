@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, Value
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from simulator.agreement import edited_spans
@@ -69,12 +69,19 @@ def cutoff(now: datetime | None = None) -> datetime:
 
 def expired(now: datetime | None = None) -> Q:
     """Claims past their timeout: the item's own ``claim_seconds`` (set by staff per queue), else the
-    site's ``claim_seconds()``."""
+    site's ``claim_seconds()``. One condition per distinct timeout (a handful: one per queue policy),
+    which every database compares alike (SQLite cannot multiply a column into an interval)."""
     now = now or timezone.now()
-    own = ExpressionWrapper(F("claim_seconds") * Value(timedelta(seconds=1)), output_field=DurationField())
-    return Q(claim_seconds__isnull=True, claimed_at__lt=cutoff(now)) | Q(
-        claim_seconds__isnull=False, claimed_at__lt=Value(now) - own
+    condition = Q(claim_seconds__isnull=True, claimed_at__lt=cutoff(now))
+    timeouts = (
+        AnnotationItem.objects.exclude(claim_seconds=None)
+        .order_by()
+        .values_list("claim_seconds", flat=True)
+        .distinct()
     )
+    for seconds in timeouts:
+        condition |= Q(claim_seconds=seconds, claimed_at__lt=now - timedelta(seconds=seconds))
+    return condition
 
 
 def free(now: datetime | None = None) -> Q:
