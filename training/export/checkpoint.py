@@ -26,6 +26,7 @@ from typing import Any
 
 from simulator import SCHEMA_VERSION
 from simulator.llm.default_model import file_sha256, write_marker
+from simulator.llm.merge import MergeError, merge_lora
 
 EvaluationHook = Callable[[Path], list[dict[str, Any]]]
 REQUIRED_EVAL_FIELDS = ("benchmark", "metric", "value", "n", "low", "high")
@@ -51,25 +52,30 @@ def check_eval_results(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def merge(checkpoint: Path, out: Path, base: str | None = None) -> tuple[Path, Path | None, str]:
-    """Write ``out/merged`` (and ``out/adapter``); returns (merged dir, adapter dir or None, base model)."""
+    """Write ``out/merged`` (and ``out/adapter``); returns (merged dir, adapter dir or None, base model).
+    An adapter is merged by the project's one LoRA merge, ``simulator.llm.merge.merge_lora`` (the one
+    ``execsim model prepare`` uses), into the base's local HF folder."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     checkpoint, out = Path(checkpoint), Path(out)
     merged = out / "merged"
     if is_adapter(checkpoint):
-        from peft import PeftModel
-
         adapter_config = json.loads((checkpoint / "adapter_config.json").read_text())
         base = base or adapter_config.get("base_model_name_or_path")
         if not base:
             raise ExportError(
                 f"{checkpoint} is a LoRA adapter that does not name its base model: pass --base"
             )
-        model = AutoModelForCausalLM.from_pretrained(base)
-        model = PeftModel.from_pretrained(model, str(checkpoint)).merge_and_unload()
+        if not Path(base).is_dir():
+            raise ExportError(f"the base model {base} is not a local folder (no model hub here): pass --base")
+        try:
+            merge_lora(Path(base), checkpoint, merged, force=True)
+        except MergeError as exc:
+            raise ExportError(f"cannot merge {checkpoint} into {base}: {exc}") from exc
         adapter_out = out / "adapter"
         if adapter_out.resolve() != checkpoint.resolve():
             shutil.copytree(checkpoint, adapter_out, dirs_exist_ok=True)
+        return merged, adapter_out, str(base)
     else:
         model = AutoModelForCausalLM.from_pretrained(checkpoint)
         base = base or str(checkpoint)
