@@ -74,7 +74,8 @@ def shared_for_annotation(run: Run) -> bool:
     (title, code, inputs, the model's text): runs on a public problem do; a private problem's runs and
     pasted code ("Simulate my code") only when whoever started the run opted in (``annotate`` in its
     settings, a box on the Solve and Simulate forms; only the owner and staff can run a private
-    problem). Staff adding a run by hand (the queue page, ``enqueue_annotations RUN_ID``) opt it in."""
+    problem). Staff adding a run by hand with ``manage.py enqueue_annotations RUN_ID`` opt it in; the
+    queue page's picker offers only runs this says are shared."""
     if run.settings.get("annotate") is True:
         return True
     return run.problem_id is not None and run.problem.is_public

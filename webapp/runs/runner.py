@@ -1,6 +1,6 @@
 """Where a queued run (or a real execution of one) goes: a Celery worker (REDIS_URL set) or the
-in-process thread pool (embedded). Only ``tasks`` imports nothing back: the tasks are loaded here
-lazily, and a real execution asked for during a run is queued by the run's final event."""
+in-process thread pool (embedded). The tasks are imported lazily and never import this module back:
+a real execution asked for during a run is queued by the run's final event (``record``)."""
 
 from __future__ import annotations
 
