@@ -43,7 +43,6 @@ from simulator.llm.errors import (
 )
 from simulator.pipeline import provenance
 from simulator.pipeline.events import Event
-from simulator.pipeline.execute import in_page_order
 from simulator.pipeline.executor import (
     Executor,
     ExecutorUnavailable,
@@ -53,6 +52,7 @@ from simulator.pipeline.executor import (
     run_for_real,
 )
 from simulator.pipeline.matching import majority, problem_matches, vote_key
+from simulator.pipeline.real_execution import in_page_order
 from simulator.pipeline.selection import best_of
 from simulator.pipeline.settings import Settings
 from simulator.pipeline.stream import Emit, stream_events

@@ -170,7 +170,7 @@ def _watch(
         connections.close_all()
 
 
-# -- "Run for real" on an existing run (webapp.runs.real; simulator.pipeline.execute) -------------------
+# -- "Run for real" on an existing run (webapp.runs.real; simulator.pipeline.real_execution) -------
 
 
 @app.task(name="webapp.runs.execute_real", ignore_result=True)
@@ -217,7 +217,7 @@ def _real_executor() -> Any:
 
 
 async def _drive_real(run: Run, problem: Any, programs: list[Any], executor: Any) -> str:
-    from simulator.pipeline.execute import execute_run as execute_programs
+    from simulator.pipeline.real_execution import execute_programs
     from webapp.runs import real
 
     loop = asyncio.get_running_loop()

@@ -1,6 +1,6 @@
 """Run a finished run's programs for real: "Run for real" after the fact.
 
-``execute_run(problem, programs, run_id=, start_seq=)`` executes every given program (the sampled
+``execute_programs(problem, programs, run_id=, start_seq=)`` executes every given program (the sampled
 candidates and the repaired final program) in the sandbox, with a line tracer, on **all** tests of the
 problem (public and private), and verifies each program's stored NLEX of a public test against the
 real trace (``executor.run_for_real``, the step ``run()`` uses for ``settings.real``). It is an
@@ -51,7 +51,7 @@ class RealProgram:
         return {"candidate": self.candidate, "turn": self.turn, "final": self.final}
 
 
-async def execute_run(
+async def execute_programs(
     problem: Problem,
     programs: Sequence[RealProgram],
     *,

@@ -1,5 +1,5 @@
-"""``simulator.pipeline.execute.execute_run``: "Run for real" on a run's programs after the fact, as
-events appended to the run's log (numbered from ``start_seq``), with the real sandbox when it can run
+"""``simulator.pipeline.real_execution.execute_programs``: "Run for real" on a run's programs after the
+fact, as events appended to the run's log (numbered from ``start_seq``), with the real sandbox when it can run
 here and an executor double otherwise."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 from simulator.execution.program import Program
 from simulator.pipeline.events import Event
-from simulator.pipeline.execute import RealProgram, execute_run
 from simulator.pipeline.executor import ExecutorUnavailable, LocalExecutor
+from simulator.pipeline.real_execution import RealProgram, execute_programs
 from simulator.problem import Problem
 from tests.simulator.pipeline.pipeline_doubles import DOUBLE_PROBLEM, ExecutorDouble, collect, of_type
 
@@ -23,7 +23,7 @@ NLEX = "[THOUGHT] Line 1: `n = int(input())`; now n = 99.\n[/THOUGHT]\n<output>\
 
 def _events(programs: list[RealProgram], executor: Any, **kwargs: Any) -> list[Event]:
     problem = Problem.from_dict(DOUBLE_PROBLEM)
-    return asyncio.run(collect(execute_run(problem, programs, run_id="r1", executor=executor, **kwargs)))
+    return asyncio.run(collect(execute_programs(problem, programs, run_id="r1", executor=executor, **kwargs)))
 
 
 def _programs() -> list[RealProgram]:
