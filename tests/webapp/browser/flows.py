@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tests.webapp.browser.support import ADD_ONE, SCREENSHOTS
@@ -59,12 +60,26 @@ def wait_status(page: Any, statuses: tuple[str, ...] = DONE, timeout_s: float = 
     return page.locator('[data-testid="run-status"]').get_attribute("data-status")
 
 
+def wait_until(page: Any, expression: str, arg: Any = None, timeout_s: float = 30) -> None:
+    """Wait until the JavaScript ``expression`` (or function of ``arg``) is true in the page.
+
+    Not ``page.wait_for_function``: after its first check it polls with ``eval`` inside the page, which
+    the site's Content-Security-Policy forbids (``script-src 'self'``), so it failed whenever the
+    condition was not already true. ``page.evaluate`` runs over the DevTools protocol, outside the CSP."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression, arg):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {expression}")
+        page.wait_for_timeout(50)
+
+
 def wait_text(page: Any, selector: str, min_chars: int = 1, timeout_s: float = 30) -> str:
     """Wait until the element has at least ``min_chars`` characters of text (streamed in)."""
-    page.wait_for_function(
-        "([sel, n]) => { const e = document.querySelector(sel); return e && e.textContent.length >= n; }",
-        arg=[selector, min_chars],
-        timeout=timeout_s * 1000,
+    wait_until(
+        page,
+        "([sel, n]) => { const e = document.querySelector(sel); return !!e && e.textContent.length >= n; }",
+        [selector, min_chars],
+        timeout_s,
     )
     return page.locator(selector).text_content()
 

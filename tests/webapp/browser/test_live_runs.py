@@ -17,6 +17,7 @@ from tests.webapp.browser.flows import (
     wait_finished,
     wait_status,
     wait_text,
+    wait_until,
 )
 from tests.webapp.browser.support import RIGHT, add_one_script, add_one_value, nlex
 from webapp.runs.models import Candidate, Run
@@ -139,7 +140,7 @@ def test_run_for_real_shows_real_results_and_the_simulation_gap(
     wait_finished(page)
 
     # The final program on the two public tests and the private one (rows may still be arriving).
-    page.wait_for_function("document.querySelectorAll('[data-testid=execution-row]').length >= 3")
+    wait_until(page, "document.querySelectorAll('[data-testid=execution-row]').length >= 3")
     statuses = page.locator('[data-testid="execution-status"]').all_inner_texts()
     assert set(statuses) == {"ok"}
     assert "private" in page.locator('[data-testid="executions"]').inner_text()
@@ -215,7 +216,7 @@ def test_the_run_for_real_button_on_a_finished_run(fake_site, fake_model, page_f
     page.click('[data-testid="run-real"]')
     # Every candidate and the final program, each on the two public tests and the private one.
     page.wait_for_selector('[data-testid="real-summary-row"]', timeout=60_000)
-    page.wait_for_function("document.querySelectorAll('[data-testid=execution-row]').length >= 6")
+    wait_until(page, "document.querySelectorAll('[data-testid=execution-row]').length >= 6")
     rows = page.locator('[data-testid="real-summary-row"]')
     right = page.locator('[data-testid="real-summary-row"][data-candidate="0"]').first.inner_text()
     wrong = page.locator('[data-testid="real-summary-row"][data-candidate="1"]').first.inner_text()

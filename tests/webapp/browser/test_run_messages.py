@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.webapp.browser.flows import wait_until
 from webapp.runs.render import seq_marker
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -30,7 +31,7 @@ def _wait_sockets(page: Any, sockets: list[Any], count: int) -> None:
 
 
 def _wait_seq(page: Any, seq: int) -> None:
-    page.wait_for_function(f"document.getElementById('run-seq').getAttribute('data-seq') === '{seq}'")
+    wait_until(page, f"document.getElementById('run-seq').getAttribute('data-seq') === '{seq}'")
 
 
 def test_a_message_of_several_events_applies_each_once_in_order(fake_site, page_for, alice, make_run):

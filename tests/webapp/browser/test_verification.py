@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.webapp.browser.flows import screenshot, solve, wait_finished
+from tests.webapp.browser.flows import screenshot, solve, wait_finished, wait_until
 from tests.webapp.browser.support import add_one_script, add_one_value
 from webapp.annotation.models import AnnotationItem
 
@@ -47,7 +47,7 @@ def test_a_wrong_answer_without_its_closing_tag_is_a_divergence_everywhere(
     wait_finished(page)
 
     # The run page: the final program's row on test 2 (add_one(5)) says where the simulation went wrong.
-    page.wait_for_function("document.querySelectorAll('[data-testid=execution-row]').length >= 3")
+    wait_until(page, "document.querySelectorAll('[data-testid=execution-row]').length >= 3")
     row = page.locator("#exec-0-1")
     assert row.locator('[data-testid="execution-test"]').inner_text() == "test 2"
     verdict = row.locator('[data-testid="verification"]')
@@ -65,7 +65,7 @@ def test_a_wrong_answer_without_its_closing_tag_is_a_divergence_everywhere(
     assert "test 2" in final and "First wrong" in final and "Agrees" in final
     screenshot(page, "run-divergence")
     page.click('[data-testid="copy-share-link"]')
-    page.wait_for_function("document.querySelector('[data-testid=copy-share-link]').textContent === 'Copied'")
+    wait_until(page, "document.querySelector('[data-testid=copy-share-link]').textContent === 'Copied'")
     assert "/share/" in page.evaluate("navigator.clipboard.readText()")
     assert page.evaluate("fetch('/favicon.ico').then(r => r.ok && r.url.endsWith('favicon.svg'))")
 

@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from tests.webapp.browser.flows import wait_until
 from tests.webapp.browser.support import SCREENSHOTS
 from webapp.explorer.models import Trace
 
@@ -198,12 +199,12 @@ def test_the_step_is_in_the_url_and_follows_hash_edits_and_back(page_as, live_se
     page.click('[data-testid="ex-forward"]')
     assert page.url.endswith("#step-4")
     page.evaluate("location.hash = '#step-1'")
-    page.wait_for_function("document.querySelector('[data-testid=ex-step]').textContent === '1'")
+    wait_until(page, "document.querySelector('[data-testid=ex-step]').textContent === '1'")
     page.fill('[data-testid="ex-jump-input"]', "8")
     page.press('[data-testid="ex-jump-input"]', "Enter")
     assert _step(page) == 8 and page.url.endswith("#step-8")
     page.go_back()
-    page.wait_for_function("document.querySelector('[data-testid=ex-step]').textContent === '1'")
+    wait_until(page, "document.querySelector('[data-testid=ex-step]').textContent === '1'")
     assert page.url.endswith("#step-1")
 
 
