@@ -166,6 +166,8 @@ def production_stack(
         EXECSIM_CANCEL_GRACE_SECONDS="2",
         EXECSIM_RUNS_PER_MINUTE="100",
         EXECSIM_MAX_CONCURRENT_RUNS="10",
+        # the sign-up throttle counts per address in Redis for an hour: every test signs up from 127.0.0.1
+        EXECSIM_SIGNUPS_PER_HOUR="10000",
         **extra_env,
     )
     queue = os.environ["EXECSIM_CELERY_QUEUE"]
@@ -236,9 +238,12 @@ def add_one_script(
     simulate: Callable[[str, str], str] | None = None,
     preamble: str = "",
 ) -> PipelineScript:
-    """k=2 replies [right, wrong] by default (each after ``preamble`` text, to make streaming take a
-    while with a delayed server); simulations are faithful unless ``simulate`` says otherwise."""
-    replies = [(preamble + "\n" if preamble else "") + text for text in (solve or [RIGHT, WRONG])]
+    """k=2 replies [right, wrong] by default (each starting with ``preamble`` as a comment in the code,
+    to make streaming take a while with a delayed server: the solve request prefills the code fence and
+    stops at the closing one, so the model writes nothing outside its program); simulations are
+    faithful unless ``simulate`` says otherwise."""
+    comment = f"# {preamble}\n" if preamble else ""
+    replies = [text.replace("```python\n", "```python\n" + comment, 1) for text in (solve or [RIGHT, WRONG])]
 
     def faithful(code: str, call: str) -> str:
         return nlex(call, add_one_value(code, call))

@@ -152,9 +152,9 @@ def test_run_for_real_shows_real_results_and_the_simulation_gap(
 
 
 def test_model_output_with_a_script_tag_is_shown_as_text(fake_site, fake_model, page_for, alice, problem):
-    code = f"```python\ndef add_one(x):\n    # {XSS}\n    return x + 1\n```"
+    code = f"```python\n# {XSS}\ndef add_one(x):\n    # {XSS}\n    return x + 1\n```"
     fake_model.responder = add_one_script(
-        solve=[f"{XSS}\n{code}", f"{XSS}\n{code}"],
+        solve=[code, code],
         simulate=lambda code, call: nlex(call, XSS, thought=f"{XSS} it returns a script tag"),
     )
     page = page_for(fake_site, alice)
