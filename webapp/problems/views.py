@@ -18,10 +18,11 @@ from simulator.problem import Problem as CoreProblem
 from simulator.problem import ProblemError
 from webapp.accounts.roles import is_staff
 from webapp.limits import problem_errors
-from webapp.problems.forms import ImportForm, ProblemForm, SolveForm, TestCaseFormSet
+from webapp.problems.forms import ImportForm, ProblemForm, TestCaseFormSet
 from webapp.problems.importers import import_problems
 from webapp.problems.markdown import render_markdown
 from webapp.problems.models import Problem
+from webapp.runs.forms import SolveForm
 from webapp.runs.models import Run
 
 

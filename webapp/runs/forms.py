@@ -1,11 +1,15 @@
-"""The "Simulate my code" form: a program and its input (stdin text or a call expression)."""
+"""The run forms: Solve (the pipeline's settings, its defaults the pipeline's own) and "Simulate my
+code" (a program and its input: stdin text or a call expression)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
+from django.conf import settings
+from django.core.validators import MaxValueValidator
 
+from simulator.pipeline.settings import Settings as PipelineSettings
 from webapp.limits import code_errors
 
 
@@ -35,4 +39,61 @@ class SimulateForm(forms.Form):
         for name in ("code", "code_input"):
             for field, message in code_errors(data.get(name, ""), name):
                 self.add_error(field, message)
+        return data
+
+
+# The measured effect of repair with the default model, shown beside the field (docs/results.md).
+REPAIR_HELP = (
+    "Off by default: repair lowers the dev score today. Self-RLEF on 20 MBPP dev problems, 1 turn: "
+    "the first program passed its public test in 15% of problems, the repaired one in 0% "
+    "(3 broken, 0 fixed; docs/results.md, Issue 12)."
+)
+
+
+class SolveForm(forms.Form):
+    """The Solve form; its defaults are the pipeline's own (``simulator.pipeline.settings.Settings``)."""
+
+    k = forms.IntegerField(min_value=1, initial=PipelineSettings.k, label="Candidates (k)")
+    turns = forms.IntegerField(
+        min_value=0, initial=PipelineSettings.turns, label="Repair turns", help_text=REPAIR_HELP
+    )
+    sims = forms.IntegerField(min_value=1, initial=PipelineSettings.sims, label="Simulations per test")
+    model = forms.CharField(
+        required=False, max_length=200, help_text="Model or checkpoint (blank: the default)"
+    )
+    temperature = forms.FloatField(min_value=0.0, max_value=2.0, initial=PipelineSettings.temperature)
+    # max_value: the seed is stored in a 64-bit integer column (Run.seed)
+    seed = forms.IntegerField(
+        required=False, min_value=0, max_value=2**63 - 1, help_text="Blank: a random seed (recorded)"
+    )
+    real = forms.BooleanField(required=False, label="Also run for real (sandbox, public and private tests)")
+    annotate = forms.BooleanField(
+        required=False,
+        label="Share with annotators",
+        help_text="Put this run's simulations in the shared annotation queue (a public problem's always are)",
+    )
+    max_tokens = forms.IntegerField(
+        required=False,
+        min_value=16,
+        max_value=32768,
+        label="Max tokens per reply",
+        help_text=f"Blank: the pipeline's default ({PipelineSettings.max_tokens}); smaller is faster on a "
+        "CPU model server",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, limit in (
+            ("k", settings.EXECSIM_MAX_K),
+            ("turns", settings.EXECSIM_MAX_TURNS),
+            ("sims", settings.EXECSIM_MAX_SIMS),
+        ):
+            self.fields[name].validators.append(MaxValueValidator(limit))
+            self.fields[name].widget.attrs["max"] = limit
+
+    def settings_dict(self) -> dict[str, Any]:
+        data = dict(self.cleaned_data)
+        data["model"] = data.get("model") or ""
+        if data.get("max_tokens") is None:  # blank: keep the pipeline's default
+            data.pop("max_tokens", None)
         return data

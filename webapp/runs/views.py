@@ -19,11 +19,10 @@ from django.views.decorators.http import require_GET, require_POST
 from simulator import config
 from simulator.pipeline.settings import SettingsError
 from webapp.limits import LimitExceeded, check_can_start_run
-from webapp.problems.forms import SolveForm
 from webapp.problems.models import Problem
 from webapp.runs import cancel as cancel_signal
 from webapp.runs import privacy, real, runner
-from webapp.runs.forms import SimulateForm
+from webapp.runs.forms import SimulateForm, SolveForm
 from webapp.runs.models import Run
 from webapp.runs.record import DONE_STATUSES, append_final
 from webapp.runs.views_context import run_context
