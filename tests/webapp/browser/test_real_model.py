@@ -10,6 +10,12 @@ is a legitimate outcome of the product; anything else (stuck, a crash, no stream
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
 import pytest
 
 from tests.webapp.browser.flows import create_problem, sign_up, solve, wait_status, wait_text
@@ -67,3 +73,32 @@ def test_solve_with_the_real_model_in_embedded_mode(vllm_server, page_for, tmp_p
         page.wait_for_selector('[data-testid="model-up"][data-up="true"]')
         solve(page, k=2, turns=1, max_tokens=96)
         _watch_to_the_end(page)
+
+
+TIMINGS = Path(os.environ.get("EXECSIM_TIMINGS") or Path(tempfile.gettempdir()) / "execsim-timings.json")
+
+
+def test_time_from_solve_to_the_first_text_and_to_the_verdict_with_k4(vllm_server, page_for, tmp_path):
+    """Times a user waits, with the real model and the pipeline's defaults (k=4, repair off, 512
+    tokens) on an example problem, in the embedded mode: Solve to the first candidate text, and to
+    the final verdict. Written to EXECSIM_TIMINGS (docs/results.md quotes them); not a speed target,
+    but the run must end."""
+    with embedded_server(tmp_path / "data", vllm_server.url, vllm_server.model_name) as base:
+        page = page_for(base)
+        sign_up(page, base, "tim")
+        page.goto(f"{base}/problems/")
+        page.click('text="Reverse a string"')
+        page.wait_for_selector('[data-testid="model-up"][data-up="true"]')
+        page.fill("#id_k", "4")
+        started = time.monotonic()
+        page.click('[data-testid="solve-submit"]')
+        page.wait_for_url("**/runs/*/")
+        first_text = wait_text(page, "#cand-0-text", 1, STAGE_S)  # the 4 stream together (n=4)
+        to_text = time.monotonic() - started
+        status = wait_status(page, timeout_s=4 * STAGE_S)
+        to_verdict = time.monotonic() - started
+    record = {"k": 4, "to_first_text_s": round(to_text, 1), "to_final_verdict_s": round(to_verdict, 1),
+              "status": status, "first_text": first_text[:40], "mode": "embedded"}  # fmt: skip
+    TIMINGS.write_text(json.dumps(record) + "\n")
+    print(f"timings: {record}")
+    assert status in ("finished", "failed") and to_text < to_verdict
