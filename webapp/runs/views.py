@@ -259,4 +259,6 @@ def model_status(request: HttpRequest) -> HttpResponse:
         "queued": Run.objects.filter(status=Run.QUEUED).count(),
         "running": Run.objects.filter(status=Run.RUNNING).count(),
     }
-    return render(request, "status/model_status.html", context)
+    if request.headers.get("HX-Request"):  # the header's fragment, polled
+        return render(request, "status/model_status.html", context)
+    return render(request, "status/page.html", context)  # the header's link: a page of its own

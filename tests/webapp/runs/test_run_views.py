@@ -166,9 +166,26 @@ def test_history_lists_my_runs_only(client, alice, bob, make_run):
 def test_the_model_status_fragment_says_down_and_the_queue_length(client, make_run, monkeypatch):
     monkeypatch.setenv("EXECSIM_MODEL_URL", "http://127.0.0.1:9/v1")  # nothing listens on the discard port
     make_run()
+    fragment = client.get("/status/model/", headers={"HX-Request": "true"}).content.decode()
+    assert 'data-up="false"' in fragment and 'data-testid="queue-length">1<' in fragment
+    assert "<html" not in fragment
+
+
+def test_the_header_link_opens_a_styled_page_that_hides_the_server_from_visitors(client, alice, monkeypatch):
+    monkeypatch.setenv("EXECSIM_MODEL_URL", "http://127.0.0.1:9/v1")
     page = client.get("/status/model/").content.decode()
-    assert 'data-up="false"' in page
-    assert 'data-testid="queue-length">1<' in page
+    assert "<html" in page and 'data-testid="model-status-page"' in page and "app.css" in page
+    assert "127.0.0.1:9" not in page  # a visitor
+    client.force_login(alice)
+    assert "127.0.0.1:9" in client.get("/status/model/").content.decode()
+
+
+def test_a_run_that_ends_refreshes_the_headers_counts_at_once(make_run):
+    from webapp.runs.render import render_event
+
+    run = make_run(status="finished")
+    html = render_event(run, {"run_id": str(run.id), "seq": 3, "type": "run_finished", "payload": {}})
+    assert 'hx-target="#model-status"' in html and 'hx-trigger="load"' in html
 
 
 def test_simulate_my_code_creates_a_simulate_run(client, alice, no_enqueue):
