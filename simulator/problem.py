@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from simulator.source import parse_python
+from simulator.source import explain_syntax_error, parse_python
 
 Kind = Literal["stdin", "call"]
 
@@ -66,42 +66,61 @@ class Problem:
     @classmethod
     def from_dict(cls, data: Any) -> Problem:
         """Validate and build; raises ProblemError naming the first bad field."""
+        problem, errors = cls.validate(data)
+        if errors:
+            raise errors[0]
+        assert problem is not None
+        return problem
+
+    @classmethod
+    def validate(cls, data: Any) -> tuple[Problem | None, list[ProblemError]]:
+        """Validate and build: the problem, or None and every error found, in field order.
+
+        The web form shows them all at once, each at its field; ``from_dict`` raises the first.
+        """
         if not isinstance(data, dict):
-            raise ProblemError("(top level)", "a problem is a JSON object")
-        title = _text(data, "title", required=True)
-        statement = _text(data, "statement", required=True)
+            return None, [ProblemError("(top level)", "a problem is a JSON object")]
+        errors: list[ProblemError] = []
+        title = _text(data, "title", errors)
+        statement = _text(data, "statement", errors)
         kind = data.get("kind", "stdin")
         if kind not in ("stdin", "call"):
-            raise ProblemError("kind", f"must be 'stdin' or 'call', not {kind!r}")
+            errors.append(ProblemError("kind", f"must be 'stdin' or 'call', not {kind!r}"))
         entry_point = data.get("entry_point")
         if kind == "call" and not (isinstance(entry_point, str) and entry_point.isidentifier()):
-            raise ProblemError("entry_point", "call problems need the name of the function to call")
+            errors.append(ProblemError("entry_point", "call problems need the name of the function to call"))
         raw_tests = data.get("tests")
-        if not isinstance(raw_tests, list) or not raw_tests:
-            raise ProblemError("tests", "must be a non-empty list of {input, output, public}")
         tests = []
+        if not isinstance(raw_tests, list) or not raw_tests:
+            errors.append(ProblemError("tests", "must be a non-empty list of {input, output, public}"))
+            raw_tests = []
         for i, raw in enumerate(raw_tests):
             where = f"tests[{i}]"
             if not isinstance(raw, dict):
-                raise ProblemError(where, "must be an object with input and output")
+                errors.append(ProblemError(where, "must be an object with input and output"))
+                continue
             test_in, test_out = raw.get("input"), raw.get("output")
             if not isinstance(test_in, str):
-                raise ProblemError(f"{where}.input", "must be a string")
+                errors.append(ProblemError(f"{where}.input", "must be a string"))
+            elif kind == "call":
+                _check_source(f"{where}.input", test_in, "an argument list", errors, call=True)
             if not isinstance(test_out, str):
-                raise ProblemError(f"{where}.output", "must be a string")
-            if kind == "call":
-                _check_source(f"{where}.input", f"f({test_in})", "an argument list")
-                _check_source(f"{where}.output", test_out, "a Python literal")
+                errors.append(ProblemError(f"{where}.output", "must be a string"))
+            elif kind == "call":
+                _check_source(f"{where}.output", test_out, "a Python literal", errors)
             public = raw.get("public", True)
             if not isinstance(public, bool):
-                raise ProblemError(f"{where}.public", "must be true or false")
-            tests.append(TestCase(input=test_in, output=test_out, public=public))
-        if not any(t.public for t in tests):
-            raise ProblemError("tests", "at least one test must be public")
+                errors.append(ProblemError(f"{where}.public", "must be true or false"))
+            elif isinstance(test_in, str) and isinstance(test_out, str):
+                tests.append(TestCase(input=test_in, output=test_out, public=public))
+        if raw_tests and not any(isinstance(t, dict) and t.get("public", True) is True for t in raw_tests):
+            errors.append(ProblemError("tests", "at least one test must be public"))
         tolerance = data.get("float_tolerance")
         if tolerance is not None and (not isinstance(tolerance, int | float) or tolerance < 0):
-            raise ProblemError("float_tolerance", "must be a non-negative number")
-        return cls(
+            errors.append(ProblemError("float_tolerance", "must be a non-negative number"))
+        if errors:
+            return None, errors
+        problem = cls(
             title=title,
             statement=statement,
             kind=kind,
@@ -109,19 +128,23 @@ class Problem:
             entry_point=entry_point if kind == "call" else None,
             float_tolerance=tolerance,
         )
+        return problem, []
 
 
-def _text(data: dict[str, Any], name: str, required: bool) -> str:
+def _text(data: dict[str, Any], name: str, errors: list[ProblemError]) -> str:
     value = data.get(name)
-    if value is None and not required:
+    if not isinstance(value, str) or not value.strip():
+        errors.append(ProblemError(name, "must be a non-empty string"))
         return ""
-    if not isinstance(value, str) or (required and not value.strip()):
-        raise ProblemError(name, "must be a non-empty string")
     return value
 
 
-def _check_source(field_name: str, source: str, what: str) -> None:
+def _check_source(
+    field_name: str, source: str, what: str, errors: list[ProblemError], *, call: bool = False
+) -> None:
+    """An argument list parses inside ``f(...)``; an output parses as an expression."""
     try:
-        parse_python(source, mode="eval")
+        parse_python(f"f({source})" if call else source, mode="eval")
     except SyntaxError as exc:
-        raise ProblemError(field_name, f"is not {what}: {exc.msg}") from None
+        reason = explain_syntax_error(source, exc, column_shift=2 if call else 0)
+        errors.append(ProblemError(field_name, f"is not {what}: {reason}"))

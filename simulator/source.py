@@ -40,3 +40,68 @@ def load_json(text: str | bytes) -> Any:
         return json.loads(text)
     except RecursionError:
         raise json.JSONDecodeError(TOO_DEEP_JSON, text if isinstance(text, str) else "", 0) from None
+
+
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+_BRACKET_NAMES = {"(": "parenthesis (", "[": "list", "{": "dict or set"}
+
+
+def explain_syntax_error(source: str, exc: SyntaxError, *, column_shift: int = 0) -> str:
+    """Why ``source`` does not parse, in the user's terms and with the position in ``source``.
+
+    Brackets first ("the list opened with [ at column 1 is never closed", "the ) at column 5 does
+    not close the [ opened at column 1"), else Python's message and where it points. ``exc`` came from
+    parsing ``source`` wrapped in ``column_shift`` characters of prefix on its first line (``f(`` for
+    an argument list), which the position given leaves out.
+    """
+    if exc.msg == TOO_DEEP:
+        return TOO_DEEP
+    multiline = "\n" in source.strip()
+
+    def where(line: int, column: int) -> str:
+        return f"line {line}, column {column}" if multiline else f"column {column}"
+
+    stack: list[tuple[str, int, int]] = []
+    quote: str | None = None
+    for number, text in enumerate(source.split("\n"), start=1):
+        column = 0
+        while column < len(text):
+            char = text[column]
+            if quote:  # inside a string: only its closing quote (not escaped) matters
+                if char == "\\":
+                    column += 1
+                elif text.startswith(quote, column):
+                    column += len(quote) - 1
+                    quote = None
+            elif char == "#":
+                break
+            elif char in "'\"":
+                quote = char * 3 if text.startswith(char * 3, column) else char
+                column += len(quote) - 1
+                start = (number, column + 1)
+            elif char in _OPENERS:
+                stack.append((char, number, column + 1))
+            elif char in _CLOSERS:
+                if not stack:
+                    return f"the {char} at {where(number, column + 1)} closes nothing"
+                opener, line, col = stack.pop()
+                if _OPENERS[opener] != char:
+                    return (
+                        f"the {char} at {where(number, column + 1)} does not close the {opener} "
+                        f"opened at {where(line, col)} (close it with {_OPENERS[opener]})"
+                    )
+            column += 1
+        if quote and len(quote) == 1:
+            return f"the string opened at {where(*start)} is never closed (add its closing {quote})"
+    if quote:
+        return f"the string opened at {where(*start)} is never closed (add its closing {quote})"
+    if stack:
+        opener, line, col = stack[-1]
+        name = _BRACKET_NAMES[opener]
+        opened = f"the {name} opened" if opener == "(" else f"the {name} opened with {opener}"
+        return f"{opened} at {where(line, col)} is never closed (add its {_OPENERS[opener]})"
+    line, column = exc.lineno or 1, exc.offset or 1
+    if line == 1:
+        column = max(1, column - column_shift)
+    return f"{exc.msg} at {where(line, column)}"
