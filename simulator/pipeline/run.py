@@ -119,9 +119,13 @@ async def run(
     run_id: str | None = None,
     executor: Executor | None = None,
     cancel: asyncio.Event | None = None,
+    code: str | None = None,
 ) -> AsyncIterator[Event]:
-    """Solve ``problem``; yields events ending with exactly one run_finished/run_failed/run_cancelled."""
-    job = _Run(problem, settings, client, executor or LocalExecutor())
+    """Solve ``problem``; yields events ending with exactly one run_finished/run_failed/run_cancelled.
+    With ``code`` (the user's own program: "Simulate my code" against a problem) nothing is asked of the
+    model for the solution: ``code`` is candidate 0 (its ``candidate_done`` has ``given: true``), and
+    the run simulates, selects, repairs and executes it as it would a sampled candidate."""
+    job = _Run(problem, settings, client, executor or LocalExecutor(), given=code)
     events = stream_events(run_id or uuid.uuid4().hex, job.drive, cancel, job.cancel_requested)
     async with contextlib.aclosing(events):
         async for event in events:
@@ -288,9 +292,12 @@ class Job:
 
 
 class _Run(Job):
-    def __init__(self, problem: Problem, settings: Settings, client: ChatClient, executor: Executor) -> None:
+    def __init__(
+        self, problem: Problem, settings: Settings, client: ChatClient, executor: Executor, given: str | None
+    ) -> None:
         super().__init__(settings, client, executor)
         self.problem = problem
+        self.given = given
         self.rng = random.Random(self.seed)
         self.limit = asyncio.Semaphore(settings.concurrency)
         self.public = [(i, t) for i, t in enumerate(problem.tests) if t.public]
@@ -303,7 +310,7 @@ class _Run(Job):
         )
         if error is not None:
             raise error
-        codes = await self._solve()
+        codes = self._given() if self.given is not None else await self._solve()
         if not codes:
             raise RunFailure(
                 "no_code", f"none of the {self.settings.k} candidates contained a ```python code block"
@@ -334,6 +341,13 @@ class _Run(Job):
         )  # fmt: skip
 
     # -- 1. solve --------------------------------------------------------------------------------
+
+    def _given(self) -> dict[int, str]:
+        """The user's program as candidate 0 (no solve request)."""
+        code = self.given if (self.given or "").endswith("\n") else f"{self.given}\n"
+        self.emit("candidate_done", candidate=0, text=code, code=code, parse_error=None, tokens=0,
+                  finish_reason="given", given=True)  # fmt: skip
+        return {0: code}
 
     async def _solve(self) -> dict[int, str]:
         started = time.monotonic()

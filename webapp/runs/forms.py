@@ -27,12 +27,32 @@ class SimulateForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
         help_text="stdin text, or for call mode an expression such as f(3, 'ab')",
     )
+    problem = forms.ModelChoiceField(
+        queryset=None,  # set per user in __init__
+        required=False,
+        label="Against a problem",
+        help_text="Optional: run and simulate the program on the problem's public tests and judge it on all "
+        "of them (then Mode and Input are not used)",
+    )
     model = forms.CharField(required=False, max_length=200)
+    max_tokens = forms.IntegerField(
+        required=False,
+        min_value=16,
+        max_value=32768,
+        label="Max tokens per simulation",
+        help_text=f"Blank: the pipeline's default ({PipelineSettings.max_tokens})",
+    )
     annotate = forms.BooleanField(
         required=False,
         label="Share with annotators",
         help_text="Put the simulation of this program in the shared annotation queue (off: only you see it)",
     )
+
+    def __init__(self, *args: Any, user: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from webapp.problems.models import Problem
+
+        self.fields["problem"].queryset = Problem.objects.visible_to(user).order_by("title")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -57,7 +57,8 @@ def execute_run(run_id: str) -> str:
         )
         return Run.objects.get(id=run_id).status
     try:
-        asyncio.run(_drive(str(run.id), pipeline, subject, run_settings, client))
+        given = {"code": run.code} if run.kind == "solve" and run.code else {}  # the user's own program
+        asyncio.run(_drive(str(run.id), pipeline, subject, run_settings, client, **given))
     finally:
         cancel_signal.clear(run_id)
         connections.close_all()
@@ -73,14 +74,16 @@ def _subject_for(run: Run) -> Any:
     return run.core_problem()
 
 
-async def _drive(run_id: str, pipeline: Any, subject: Any, run_settings: Any, client: Any) -> None:
+async def _drive(
+    run_id: str, pipeline: Any, subject: Any, run_settings: Any, client: Any, **extra: Any
+) -> None:
     loop = asyncio.get_running_loop()
     db = ThreadPoolExecutor(1, thread_name_prefix=f"run-db-{run_id[:8]}")
     cancel = asyncio.Event()
     stop = threading.Event()
     watcher = threading.Thread(target=_watch, args=(run_id, loop, cancel, stop), daemon=True)
     watcher.start()
-    gen = pipeline(subject, run_settings, client, run_id=run_id, cancel=cancel)
+    gen = pipeline(subject, run_settings, client, run_id=run_id, cancel=cancel, **extra)
     ended = False
     try:
         deadline: float | None = None

@@ -68,7 +68,7 @@ def solve(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def simulate(request: HttpRequest) -> HttpResponse:
-    form = SimulateForm(request.POST or None)
+    form = SimulateForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         try:
             check_can_start_run(request.user)
@@ -82,19 +82,23 @@ def simulate(request: HttpRequest) -> HttpResponse:
                 "sims": 1,
                 "real": True,
                 "model": data.get("model") or "",
-                "mode": data["mode"],
                 "annotate": data.get("annotate", False),  # pasted code is private by default
                 "seed": random.SystemRandom().randrange(2**31),
             }
+            if data.get("max_tokens"):
+                run_settings["max_tokens"] = data["max_tokens"]
+            problem = data.get("problem")
             with transaction.atomic():
-                run = Run.objects.create(
-                    kind="simulate",
-                    user=request.user,
-                    settings=run_settings,
-                    seed=run_settings["seed"],
-                    code=data["code"],
-                    code_input=data.get("code_input", ""),
-                )
+                if problem is not None:  # a solve run whose only candidate is the user's program
+                    run = Run.objects.create(
+                        problem=problem, user=request.user, settings=run_settings, seed=run_settings["seed"],
+                        code=data["code"],
+                    )  # fmt: skip
+                else:
+                    run = Run.objects.create(
+                        kind="simulate", user=request.user, settings={**run_settings, "mode": data["mode"]},
+                        seed=run_settings["seed"], code=data["code"], code_input=data.get("code_input", ""),
+                    )  # fmt: skip
                 _start(run)
             return redirect("runs:detail", run_id=run.id)
     return render(request, "runs/simulate.html", {"form": form})

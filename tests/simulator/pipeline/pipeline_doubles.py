@@ -109,6 +109,7 @@ def run_script(
     problem: dict[str, Any] = DOUBLE_PROBLEM,
     executor: ExecutorDouble | None = None,
     server: FakeModelServer | None = None,
+    code: str | None = None,
     **settings: Any,
 ) -> list[Event]:
     """Run the whole pipeline against the script; returns every event."""
@@ -122,6 +123,7 @@ def run_script(
                 client,
                 run_id="test-run",
                 executor=executor or ExecutorDouble(),
+                code=code,
             )
             return await collect(events)
 

@@ -404,3 +404,17 @@ def test_a_consumer_that_stops_early_leaves_no_tasks_behind() -> None:
 def test_the_client_double_is_the_real_client() -> None:
     # the pipeline talks to the model only through ChatClient; the double is a fake *server*
     assert isinstance(make_client(FakeModelServer(lambda body: "x")), ChatClient)
+
+
+def test_the_users_own_code_is_candidate_0_and_no_solution_is_asked_for() -> None:
+    """ "Simulate my code" against a problem: the program is given, the model only simulates it."""
+    server = FakeModelServer(PipelineScript(solve=WRONG, simulate=perfect_simulator))
+    own = "n = int(input())\nprint(n * 2)"
+    events = run_script(None, server=server, k=1, turns=0, real=True, seed=0, code=own)  # type: ignore[arg-type]
+    done = of_type(events, "candidate_done")
+    assert len(done) == 1 and done[0].payload["given"] is True and done[0].payload["code"] == own + "\n"
+    assert not of_type(events, "candidate_delta")
+    kinds = [b["messages"][-1]["content"] for b in server.requests]
+    assert kinds and all("<input>" in k for k in kinds)  # simulate requests only, no solve request
+    assert events[-1].type == "run_finished" and events[-1].payload["code"] == own + "\n"
+    assert [x.payload["passed"] for x in of_type(events, "execution")] == [True, True, True]

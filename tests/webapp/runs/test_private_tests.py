@@ -125,14 +125,6 @@ def test_live_execution_fragments_hide_private_outputs_from_a_non_owner(alice, b
 # -- item 4: a problem that became private starts no new work for those who may no longer see it ------
 
 
-@pytest.fixture
-def no_enqueue(monkeypatch):
-    queued: list[Any] = []
-    monkeypatch.setattr("webapp.runs.runner.enqueue", queued.append)
-    monkeypatch.setattr("webapp.runs.runner.enqueue_real", lambda run_id: queued.append(run_id))
-    return queued
-
-
 def test_retry_and_run_for_real_recheck_that_the_problem_is_still_visible(
     client, alice, bob, secret_problem, no_enqueue
 ):

@@ -16,14 +16,6 @@ from webapp.runs.tasks import execute_run
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def no_enqueue(monkeypatch):
-    """A test double for the task runner: records what would be queued."""
-    queued = []
-    monkeypatch.setattr("webapp.runs.runner.enqueue", queued.append)
-    return queued
-
-
 def test_solving_creates_a_run_with_settings_and_a_recorded_seed(client, alice, problem, no_enqueue):
     client.force_login(alice)
     response = client.post(
