@@ -9,19 +9,19 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Q
+from django.forms.utils import ErrorDict
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from simulator.problem import Problem as CoreProblem
-from simulator.problem import ProblemError
 from webapp.accounts.roles import is_staff
 from webapp.limits import problem_errors
 from webapp.problems.forms import ImportForm, ProblemForm, TestCaseFormSet
 from webapp.problems.importers import import_problems
 from webapp.problems.markdown import render_markdown
-from webapp.problems.models import Problem
+from webapp.problems.models import Problem, TestCase
 from webapp.runs.forms import SolveForm
 from webapp.runs.models import Run
 
@@ -51,13 +51,17 @@ def problem_list(request: HttpRequest) -> HttpResponse:
 def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     problem = _get_problem_for_user(request, pk)
     runs = Run.objects.visible_to(request.user).filter(problem=problem)[:50]
+    tests = list(problem.tests.all())
+    is_owner = request.user.is_authenticated and problem.owner_id == request.user.pk
     return render(
         request,
         "problems/detail.html",
         {
             "problem": problem,
             "statement_html": render_markdown(problem.statement),
-            "public_tests": [t for t in problem.tests.all() if t.public],
+            "public_tests": [t for t in tests if t.public],
+            # the owner's own private tests (never shown to anyone else, nor to the model)
+            "private_tests": [t for t in tests if not t.public] if is_owner else [],
             "runs": runs,
             "solve_form": SolveForm(),
             "can_edit": problem.owner_id == request.user.pk or is_staff(request.user),
@@ -65,60 +69,108 @@ def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
+def _live_tests(formset: Any) -> list[Any]:
+    """The test forms that count, in the page's order: filled in and not removed."""
+    return [f for f in formset.forms if getattr(f, "cleaned_data", None) and not f.cleaned_data.get("DELETE")]
+
+
 def _core_errors(form: ProblemForm, formset: Any) -> list[tuple[str, str]]:
-    """Validate with the core's own rules (Problem.from_dict) and the size limits, errors by field."""
+    """Validate with the core's own rules (Problem.validate) and the size limits: every error, by field."""
+    cleaned = getattr(form, "cleaned_data", {})
     tests = [
         {
             "input": f.cleaned_data.get("input", ""),
             "output": f.cleaned_data.get("output", ""),
             "public": bool(f.cleaned_data.get("public")),
         }
-        for f in formset.forms
-        if f.cleaned_data and not f.cleaned_data.get("DELETE")
+        for f in _live_tests(formset)
     ]
-    data = {**form.cleaned_data, "tests": tests}
+    data = {**cleaned, "tests": tests}
     data["entry_point"] = data.get("entry_point") or None
-    try:
-        core = CoreProblem.from_dict(data)
-    except ProblemError as exc:
-        return [(exc.field, exc.message)]
+    core, errors = CoreProblem.validate(data)
+    if core is None:
+        return [(e.field, e.message) for e in errors]
     return problem_errors(core)
 
 
-def _attach_errors(form: ProblemForm, formset: Any, errors: list[tuple[str, str]]) -> None:
-    live = [f for f in formset.forms if f.cleaned_data and not f.cleaned_data.get("DELETE")]
+def _attach_errors(form: ProblemForm, formset: Any, errors: list[tuple[str, str]]) -> list[str]:
+    """Put each error at its field (one Django already reported stays as it is); returns the tests' own."""
+    live = _live_tests(formset)
+    tests_errors = []
     for name, message in errors:
         if name.startswith("tests[") and "]." in name:
             index, sub = int(name[6 : name.index("]")]), name.split(".", 1)[1]
             if index < len(live) and sub in live[index].fields:
-                live[index].add_error(sub, message)
+                if sub not in live[index].errors:
+                    live[index].add_error(sub, message)
                 continue
-        if name in form.fields:
-            form.add_error(name, message)
+        if name == "tests":
+            tests_errors.append(message)
+        elif name in form.fields:
+            if name not in form.errors:
+                form.add_error(name, message)
         else:
             form.add_error(None, f"{name}: {message}")
+    return tests_errors
+
+
+def _rearrange(data: Any, formset_max: int) -> bool:
+    """Apply "Add a test" / "Remove this test" (the no-JavaScript path) to the posted data; True if so."""
+    try:
+        total = int(data.get("tests-TOTAL_FORMS", ""))
+    except ValueError:
+        return False
+    if "add_test" in data:
+        data["tests-TOTAL_FORMS"] = str(min(total + 1, formset_max))
+        return True
+    if "remove_test" in data:
+        index = data["remove_test"]
+        if index.isdigit() and int(index) < total:
+            data[f"tests-{index}-DELETE"] = "on"
+        return True
+    return False
+
+
+def _quiet(form: Any) -> None:
+    """Clean but show no errors: the form re-rendered after Add or Remove has not been submitted yet."""
+    form.full_clean()
+    form._errors = ErrorDict()
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def problem_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     problem = _get_editable_problem(request, pk) if pk else Problem(owner=request.user)
-    form = ProblemForm(request.POST or None, instance=problem)
-    formset = TestCaseFormSet(request.POST or None, instance=problem, prefix="tests")
-    if request.method == "POST" and form.is_valid() and formset.is_valid():
+    data = request.POST.copy() if request.method == "POST" else None
+    rearranged = data is not None and _rearrange(data, TestCaseFormSet.max_num)
+    form = ProblemForm(data, instance=problem)
+    formset = TestCaseFormSet(data, instance=problem, prefix="tests")
+    tests_errors: list[str] = []
+    if rearranged:
+        _quiet(form)
+        if formset.management_form.is_valid():
+            for f in formset.forms:
+                _quiet(f)
+    elif data is not None:
+        valid = form.is_valid() & formset.is_valid()  # both, so that every error shows at once
         errors = _core_errors(form, formset)
-        if not errors:
+        if valid and not errors:
             with transaction.atomic():
                 problem = form.save()
                 formset.instance = problem
                 formset.save()
-                for order, test in enumerate(problem.tests.all()):
-                    test.order = order
-                    test.save(update_fields=["order"])
+                # the order is the page's: saved tests and new ones as they stand in the form
+                kept = [f.instance.pk for f in _live_tests(formset) if f.instance.pk]
+                for order, test_pk in enumerate(kept):
+                    TestCase.objects.filter(pk=test_pk, problem=problem).update(order=order)
             messages.success(request, "Problem saved.")
             return redirect("problems:detail", pk=problem.pk)
-        _attach_errors(form, formset, errors)
-    return render(request, "problems/form.html", {"form": form, "formset": formset, "problem": problem})
+        tests_errors = _attach_errors(form, formset, errors)
+    return render(
+        request,
+        "problems/form.html",
+        {"form": form, "formset": formset, "problem": problem, "tests_errors": tests_errors},
+    )
 
 
 @login_required
