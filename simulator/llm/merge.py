@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simulator.llm.default_model import (
+from simulator.llm.model_folder import (
     MARKER,
     PrepareError,
     file_sha256,

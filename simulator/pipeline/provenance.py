@@ -11,7 +11,7 @@ from typing import Any
 
 from simulator import SCHEMA_VERSION
 from simulator.llm.client import ModelInfo
-from simulator.llm.default_model import served_weights_sha256
+from simulator.llm.model_folder import served_weights_sha256
 from simulator.prompts import VERSIONS
 
 UNKNOWN = "unknown"

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from simulator import SCHEMA_VERSION
-from simulator.llm.default_model import file_sha256, write_marker
 from simulator.llm.merge import MergeError, merge_lora
+from simulator.llm.model_folder import file_sha256, write_marker
 
 EvaluationHook = Callable[[Path], list[dict[str, Any]]]
 REQUIRED_EVAL_FIELDS = ("benchmark", "metric", "value", "n", "low", "high")

@@ -22,7 +22,7 @@ from safetensors.torch import save_file  # noqa: E402
 from simulator import config  # noqa: E402
 from simulator.cli import main  # noqa: E402
 from simulator.evaluation.harness import provenance  # noqa: E402
-from simulator.llm import default_model  # noqa: E402
+from simulator.llm import default_model, model_folder  # noqa: E402
 from simulator.llm.server import free_port  # noqa: E402
 from simulator.pipeline.provenance import weights_hash  # noqa: E402
 
@@ -136,10 +136,10 @@ def test_prepare_default_merges_the_checkpoint_once_under_its_name(repo: Path, g
     assert first.name == NLEX and first.path == config.data_dir() / "models" / NLEX
     assert first.created and first.merged is not None and first.merged.modules == 1
     assert not second.created and second.sha256 == first.sha256 != first.base.sha256
-    assert default_model.verify(first.path) and (first.path / "tokenizer.json").is_file()
+    assert model_folder.verify(first.path) and (first.path / "tokenizer.json").is_file()
     assert any("merging 1 adapted layers" in line for line in said)
     # provenance names the merged weights, by served name and by the root the server reports
-    assert default_model.served_weights_sha256(NLEX) == first.sha256
+    assert model_folder.served_weights_sha256(NLEX) == first.sha256
     assert weights_hash(NLEX) == weights_hash("any-name", str(first.path)) == first.sha256
 
     write_checkpoint(repo / "checkpoints" / NLEX, seed=2)  # a retrained adapter is merged again

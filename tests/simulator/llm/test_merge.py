@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 from safetensors.torch import load_file, save_file  # noqa: E402
 
-from simulator.llm import default_model  # noqa: E402
+from simulator.llm import model_folder  # noqa: E402
 from simulator.llm.merge import MergeError, merge_lora, read_adapter_config  # noqa: E402
 
 LINEAR = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -148,7 +148,7 @@ def test_merge_adds_scaled_b_times_a_keeps_the_dtype_and_leaves_the_base_alone(t
 
     assert digests(base) == before
     out = tmp_path / "merged"
-    assert default_model.verify(out) and merged.sha256 == default_model.weights_sha256(out)
+    assert model_folder.verify(out) and merged.sha256 == model_folder.weights_sha256(out)
     for name in ("config.json", "generation_config.json", "tokenizer_config.json"):
         assert (out / name).read_bytes() == (base / name).read_bytes()
     record = json.loads((out / "merge.json").read_text())
@@ -196,7 +196,7 @@ def test_a_second_merge_reuses_the_folder_and_a_changed_adapter_or_base_merges_a
     assert fourth.created and (out / "tokenizer_config.json").read_text() == '{"model_max_length": 32}\n'
 
     (out / "model.safetensors").write_bytes(b"corrupted")  # the merged folder no longer verifies
-    assert merge_lora(base, adapter, out).created and default_model.verify(out)
+    assert merge_lora(base, adapter, out).created and model_folder.verify(out)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
 
 

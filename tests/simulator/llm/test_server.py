@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from simulator import config
-from simulator.llm import default_model
+from simulator.llm import default_model, model_folder
 from simulator.llm.server import ModelServer, ServerError, free_port
 
 HERE = Path(__file__).resolve().parent
@@ -57,7 +57,7 @@ def test_prepare_converts_once_and_records_the_weights_hash(tmp_path: Path, gguf
     expected = hashlib.sha256((dest / "model.safetensors").read_bytes()).hexdigest()
     assert first.sha256 == second.sha256 == expected
     assert (dest / "weights.sha256").read_text() == f"{expected}  model.safetensors\n"
-    assert default_model.weights_sha256(dest) == expected
+    assert model_folder.weights_sha256(dest) == expected
     assert not [p for p in dest.parent.iterdir() if p.name.startswith(".")]  # no temporary left
 
 
@@ -65,12 +65,12 @@ def test_prepare_redoes_a_folder_whose_weights_do_not_verify(tmp_path: Path, ggu
     dest = tmp_path / "m"
     default_model.prepare(dest, gguf=gguf, convert=fake_convert)
     (dest / "model.safetensors").write_bytes(b"corrupted")
-    assert not default_model.verify(dest)
+    assert not model_folder.verify(dest)
 
     again = default_model.prepare(dest, gguf=gguf, convert=fake_convert)
 
     assert again.created
-    assert default_model.verify(dest)
+    assert model_folder.verify(dest)
 
 
 def test_prepare_leaves_nothing_when_the_conversion_fails(tmp_path: Path, gguf: Path) -> None:
