@@ -12,6 +12,9 @@ from simulator.evaluation.verifier import load, score, verify_record
 
 REAL = Path(__file__).parent / "real"
 TEXTS, LABELS = load(REAL)
+HELD_TEXTS, HELD_LABELS = load(
+    REAL / "heldout"
+)  # labelled after the verifier was tuned, never used to tune it
 
 
 def test_the_replies_are_as_vllm_returns_them() -> None:
@@ -36,3 +39,16 @@ def test_no_text_with_a_false_statement_is_verified(record: dict) -> None:
         assert not v.verified, v.summary
     if label["answer"] == "false":  # a wrong final answer, its closing tag cut, is a divergence
         assert v.answer.verdict == "false" and v.divergent
+
+
+@pytest.mark.parametrize("record", HELD_TEXTS, ids=[r["id"] for r in HELD_TEXTS])
+def test_held_out_texts_with_a_false_statement_are_never_verified(record: dict) -> None:
+    label = HELD_LABELS[record["id"]]
+    v = verify_record(record)
+    if label["first_false"] is not None or label["answer"] != "true":
+        assert not v.verified, v.summary
+
+
+def test_on_held_out_texts_the_first_divergence_is_on_the_labelled_line() -> None:
+    result = score(HELD_TEXTS, HELD_LABELS)
+    assert result.falsely_verified == [] and result.first_on_line / result.labelled_first >= 0.85
