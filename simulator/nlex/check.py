@@ -51,30 +51,13 @@ class ClaimVerdict:
 
 @dataclass
 class CheckResult:
-    verdicts: list[ClaimVerdict] = field(default_factory=list)
+    """The checker's raw verdicts, one per claim in text order. What they add up to (verified, the
+    first divergence, an accuracy) is ``simulator.nlex.verify``'s to say, nowhere else."""
 
-    @property
-    def first_false(self) -> ClaimVerdict | None:
-        """The first divergence between the text and the execution."""
-        return next((v for v in self.verdicts if v.verdict == "false"), None)
+    verdicts: list[ClaimVerdict] = field(default_factory=list)
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for v in self.verdicts if v.verdict == verdict)
-
-    @property
-    def accuracy(self) -> float | None:
-        """True claims over checkable (true or false) claims; None when nothing was checkable."""
-        checked = self.count("true") + self.count("false")
-        return self.count("true") / checked if checked else None
-
-    @property
-    def step_accuracy(self) -> float | None:
-        """Fraction of the trace steps that claims were held against where every claim holds."""
-        steps: dict[int, bool] = {}
-        for v in self.verdicts:
-            if v.step is not None and v.verdict != "unverifiable":
-                steps[v.step] = steps.get(v.step, True) and v.verdict == "true"
-        return sum(steps.values()) / len(steps) if steps else None
 
 
 class _Index:
