@@ -71,7 +71,7 @@ def test_a_wrong_answer_without_its_closing_tag_is_a_divergence_everywhere(
 
     # Run for real afterwards: a judge's verdict per program, the wrong candidate's in words.
     page.click('[data-testid="run-real"]')
-    page.wait_for_selector('[data-testid="judgement"][data-candidate="1"]')
+    page.wait_for_selector('[data-testid="real-summary"]')  # the real execution has ended (rows arrive live)
     wrong = page.locator('[data-testid="judgement"][data-candidate="1"]').inner_text()
     assert wrong == "#1: Wrong answer on test 1: expected 2, got 3 (0/3 passed)"
     right = page.locator('[data-testid="judgement"][data-candidate="0"]').inner_text()
