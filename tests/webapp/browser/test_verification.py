@@ -86,6 +86,12 @@ def test_a_wrong_answer_without_its_closing_tag_is_a_divergence_everywhere(
     assert model.get_attribute("data-label") == "diverges"
     assert "answer is 7" in model.inner_text()
     assert page.locator('[data-testid="ex-model"] .claim-false').first.inner_text() == "7"
+    page.click('[data-testid="copy-permalink"]')
+    wait_until(page, "document.querySelector('[data-testid=copy-permalink]').textContent === 'Copied'")
+    assert "/explorer/t/" in page.evaluate("navigator.clipboard.readText()")
+    page.click('[data-testid="copy-embed"]')
+    wait_until(page, "document.querySelector('[data-testid=copy-embed]').textContent === 'Copied'")
+    assert page.evaluate("navigator.clipboard.readText()").startswith("<iframe src=")
     assert page.errors == [] and console_errors == []
 
     # The annotation queue: the run's simulations were queued when it ended; "only divergent" shows it.
