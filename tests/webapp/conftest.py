@@ -124,3 +124,14 @@ def _close_stray_connections(django_db_setup: Any, django_db_blocker: Any) -> An
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
+
+
+@pytest.fixture
+def sandbox() -> None:
+    """Skip, with the reason, where the sandbox cannot start (tests that run programs for real)."""
+    from simulator.execution import Program, SandboxError, run
+
+    try:
+        run(Program(code="x = 1", stdin=""))
+    except SandboxError as exc:
+        pytest.skip(f"the sandbox is not available: {exc}")

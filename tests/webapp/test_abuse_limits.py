@@ -11,7 +11,6 @@ import pytest
 from django.core.cache import cache
 from django.test import Client, override_settings
 
-from simulator.execution import Program, SandboxError, run
 from webapp.explorer.models import Trace
 from webapp.runs.models import Run
 
@@ -68,18 +67,10 @@ def test_runs_per_minute_is_a_sliding_window_not_a_calendar_minute(
     assert Run.objects.count() == 3
 
 
-def _sandbox_or_skip() -> None:
-    try:
-        run(Program(code="x = 1", stdin=""))
-    except SandboxError as exc:
-        pytest.skip(f"the sandbox is not available: {exc}")
-
-
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 @override_settings(EXECSIM_EXPLORER_MAX_CONCURRENT=1)
-def test_the_explorer_caps_a_users_concurrent_traces_and_not_other_users(alice, bob):
-    _sandbox_or_skip()
+def test_the_explorer_caps_a_users_concurrent_traces_and_not_other_users(alice, bob, sandbox):
     busy, mine, other = Client(), Client(), Client()
     busy.force_login(alice)
     mine.force_login(alice)

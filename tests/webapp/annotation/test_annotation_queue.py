@@ -14,22 +14,13 @@ from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
-from simulator.execution import Program, SandboxError, run
 from tests.webapp.explorer.support import FIXED_5, WRONG_5
 from webapp.annotation import queue
 from webapp.annotation.enqueue import enqueue_run
 from webapp.annotation.export import export_records
 from webapp.annotation.models import Annotation, AnnotationItem
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _sandbox():
-    try:
-        run(Program(code="x = 1", stdin=""))
-    except SandboxError as exc:
-        pytest.skip(f"the sandbox is not available: {exc}")
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sandbox")]
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from simulator.execution import Program, SandboxError, run
 from tests.webapp.explorer.support import FIXED_5, WRONG_5
 from webapp.annotation import queue
 from webapp.annotation.corrections import changed_words, word_diff
@@ -21,15 +20,7 @@ from webapp.annotation.enqueue import enqueue_run
 from webapp.annotation.export import export_records
 from webapp.annotation.models import Annotation, AnnotationItem, QueuePolicy
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def _sandbox():
-    try:
-        run(Program(code="x = 1", stdin=""))
-    except SandboxError as exc:
-        pytest.skip(f"the sandbox is not available: {exc}")
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sandbox")]
 
 
 @pytest.fixture

@@ -10,22 +10,13 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from simulator.execution import Program, SandboxError, run
 from webapp.annotation.models import AnnotationItem
 from webapp.runs.models import Run
 from webapp.runs.tasks import execute_run
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sandbox")]
 
 TITLE = "Alice's unreleased exam question"
-
-
-@pytest.fixture(autouse=True)
-def _sandbox():
-    try:
-        run(Program(code="x = 1", stdin=""))
-    except SandboxError as exc:
-        pytest.skip(f"the sandbox is not available: {exc}")
 
 
 @pytest.fixture

@@ -9,20 +9,11 @@ import re
 import pytest
 from django.test import override_settings
 
-from simulator.execution import Program, SandboxError, run
 from webapp.explorer.models import Trace
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sandbox")]
 
 LOOP = "def count(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
-
-
-@pytest.fixture(autouse=True)
-def _sandbox():
-    try:
-        run(Program(code="x = 1", stdin=""))
-    except SandboxError as exc:
-        pytest.skip(f"the sandbox is not available: {exc}")
 
 
 def _payload(page: str) -> dict:

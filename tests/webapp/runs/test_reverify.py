@@ -9,26 +9,17 @@ import io
 import pytest
 from django.core.management import call_command
 
-from simulator.execution import Program, SandboxError, run
 from tests.webapp.explorer.support import FIXED_5
 from webapp.annotation.enqueue import enqueue_run
 from webapp.annotation.export import export_records
 from webapp.annotation.models import Annotation, AnnotationItem
 from webapp.runs.models import Simulation, Verdict
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("sandbox")]
 
 # As vLLM returns it: no [/ANSWER]. The real add_one(5) is 6.
 CUT_WRONG = "[THOUGHT] add_one is called with x = 5. [/THOUGHT]\n[ANSWER]\nassert add_one(5) == 7\n"
 OLD_PASSED = {"passed": True, "claims": 1, "true": 1, "false": 0, "unverifiable": 0, "first_false": None}
-
-
-@pytest.fixture(autouse=True)
-def _sandbox():
-    try:
-        run(Program(code="x = 1", stdin=""))
-    except SandboxError as exc:
-        pytest.skip(f"the sandbox is not available: {exc}")
 
 
 def test_reverify_corrects_what_the_old_checker_verified(sim_run, ann1):
