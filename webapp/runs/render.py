@@ -118,16 +118,8 @@ def _parts(run: Run | Any, event: dict[str, Any]) -> list[Part]:
         execution = Execution.objects.filter(
             run=run, candidate=p["candidate"], turn=p.get("turn") or 0, test=p["test"]
         ).first()
-        if execution:  # share-link readers get no explorer links
-            context = {"x": execution, "append": True}
-            # the owner's message goes to the run's owner (and staff), who may not own the problem
-            hidden = {False: hidden_tests(run, run.user), True: hidden_tests(run, None)}
-            parts.append(
-                lambda readonly: render_to_string(
-                    "runs/fragments/execution_row.html",
-                    {**context, "readonly": readonly, "hidden_tests": hidden[readonly]},
-                )
-            )
+        if execution:  # share-link readers get no explorer links and see no private test
+            parts.append(_for_viewer("execution_row.html", {"run": run, "x": execution, "append": True}))
     ctx: dict[str, Any] | None = None
     if type_ == "stage" and p.get("rerun"):  # "Run for real" (webapp.runs.real)
         if p.get("state") == "started":  # its rows replace the old ones
