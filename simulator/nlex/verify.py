@@ -289,7 +289,8 @@ def _divergence(check: ClaimCheck, program: Program) -> FirstDivergence:
     )
 
 
-def _short(value: str | None, limit: int = 60) -> str:
+def shorten(value: str | None, limit: int = 60) -> str:
+    """``value`` on one line, cut to ``limit`` characters with an ellipsis: how sentences quote values."""
     text = " ".join((value or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
@@ -297,7 +298,7 @@ def _short(value: str | None, limit: int = 60) -> str:
 def sentence(check: ClaimCheck, program: Program) -> str:
     """A false claim in words: "line 2: the simulation says it returns 1; the real run returns 6
     (step 5)"."""
-    said, real = _short(check.claimed), _short(check.actual)
+    said, real = shorten(check.claimed), shorten(check.actual)
     where = f"line {check.line}: " if check.line and check.kind not in ("line", "repeat") else ""
     step = f" (step {check.step})" if check.step is not None else ""
     script = program.call is None
@@ -317,7 +318,7 @@ def sentence(check: ClaimCheck, program: Program) -> str:
         return f"the simulation says line {check.line} runs next; the real run does not go there{step}"
     if check.kind == "repeat":
         return (
-            f"the simulation says {_short(check.text)}; {check.reason or 'the loop runs differently'}{step}"
+            f"the simulation says {shorten(check.text)}; {check.reason or 'the loop runs differently'}{step}"
         )
     if script:
         return f"the simulation says the program prints {said!r}; the real run prints {real!r}"

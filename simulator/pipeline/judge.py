@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from simulator.nlex.verify import shorten
+
 # Statuses (simulator.execution.result) -> what a judge calls them.
 _NAMES = {
     "wrong_answer": "Wrong answer",
@@ -75,5 +77,4 @@ def judge(
 def _short(text: str | None, limit: int = 60) -> str:
     if text is None:
         return "nothing"
-    flat = " ".join(text.split()) or repr(text)
-    return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
+    return shorten(text, limit) or repr(text)  # an empty or blank output is shown as its repr
