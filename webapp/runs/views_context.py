@@ -39,6 +39,7 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
     turns_by_no = {t.turn: t for t in run.repair_turns.all()}
     chosen = run.selected.get("candidate") if run.selected else None
     executions = list(run.executions.all())
+    final_turn = run.final_program()[0] if run.final_candidate is not None else None
 
     def sims_for(c: int | None, turn: int) -> list[dict[str, Any]]:
         return [
@@ -82,8 +83,8 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         "cards": cards,
         "public_tests": [t for _, t in public],
         "public_indexed": public,
-        "final_checks": _final_checks(run, executions),
-        "final_turn": run.final_program()[0] if run.final_candidate is not None else None,
+        "final_turn": final_turn,
+        "final_checks": _final_checks(run, executions, final_turn),
         "matrix": matrix,
         "repairs": repairs,
         "executions": executions,
@@ -106,12 +107,12 @@ def skipped_because(run: Run, no: int) -> str:
     return "the repair stopped before this turn"
 
 
-def _final_checks(run: Run, executions: list[Any]) -> list[Any]:
-    """The final program's public-test executions that verified a simulation: the run's summary of
-    how its simulations held up, in the same words as the table and the explorer."""
+def _final_checks(run: Run, executions: list[Any], turn: int | None) -> list[Any]:
+    """The final program's (the final candidate after repair ``turn``) public-test executions that
+    verified a simulation: the run's summary of how its simulations held up, in the same words as the
+    table and the explorer."""
     if run.final_candidate is None:
         return []
-    turn, _ = run.final_program()
     return [
         x
         for x in executions
