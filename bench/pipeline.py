@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from simulator import config  # noqa: E402
 from simulator.llm.client import ChatClient  # noqa: E402
 from simulator.pipeline.run import run  # noqa: E402
-from simulator.pipeline.settings import Settings  # noqa: E402
+from simulator.pipeline.settings import RunSettings  # noqa: E402
 from simulator.problem import Problem  # noqa: E402
 
 PROBLEM = Problem.from_dict(
@@ -56,7 +56,7 @@ class UnseededClient(ChatClient):
 
 
 async def once(url: str, model: str, k: int, concurrency: int) -> dict[str, Any]:
-    settings = Settings(k=k, turns=0, sims=1, seed=1, max_tokens=256, concurrency=concurrency)
+    settings = RunSettings(k=k, turns=0, sims=1, seed=1, max_tokens=256, concurrency=concurrency)
     started = time.monotonic()
     final: dict[str, Any] = {}
     async with UnseededClient(url, model, concurrency=concurrency, timeout_s=600) as client:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.evaluation import TASKS as TASK_MODULES
-from simulator.evaluation.harness import Settings, final_line, run
+from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.evaluation.paired import compare
 from simulator.llm.client import ChatClient
 from simulator.llm.server import ModelServer
@@ -95,7 +95,7 @@ def evaluate_task(task: str, url: str, name: str, config: EvalRunConfig, progres
     if bench is None:
         raise EvaluateError("no benchmark folder (set EXECSIM_BENCHMARKS_DIR or keep ../shared/benchmarks)")
     path, prompt, _ = TASKS[task]
-    settings = Settings(
+    settings = EvalSettings(
         task=task,
         data=bench / path,
         out=Path(config.out) / task,

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from simulator import config
 from simulator.cli import EXIT_FAILED, UsageError
 from simulator.evaluation import TASKS
-from simulator.evaluation.harness import Settings, final_line, run
+from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
 
 
@@ -73,7 +73,7 @@ def _eval(args: argparse.Namespace) -> int:
         raise UsageError("--sims must be from 1 to 16")
     if args.task == "self-rlef" and args.n != 1:
         raise UsageError("self-rlef solves one program per problem (k=1, as the pipeline runs it): use --n 1")
-    settings = Settings(
+    settings = EvalSettings(
         task=args.task,
         data=args.data,
         out=args.out or Path("out") / f"eval-{args.task}",

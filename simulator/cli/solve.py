@@ -35,7 +35,7 @@ from simulator.llm.client import ChatClient
 from simulator.nlex.verify import Verification
 from simulator.pipeline.events import Event
 from simulator.pipeline.run import run
-from simulator.pipeline.settings import Settings, SettingsError
+from simulator.pipeline.settings import RunSettings, SettingsError
 from simulator.pipeline.single import simulate_program
 from simulator.problem import Problem, ProblemError
 from simulator.source import load_json
@@ -44,19 +44,23 @@ from simulator.source import load_json
 def register(sub: argparse._SubParsersAction) -> None:
     solve = sub.add_parser("solve", help="solve a problem: k candidates, simulate, select, repair")
     solve.add_argument("problem", type=Path, help="problem JSON file (docs/problem-format.md)")
-    solve.add_argument("--k", type=int, default=Settings.k, help="candidates to sample (default %(default)s)")
+    solve.add_argument(
+        "--k", type=int, default=RunSettings.k, help="candidates to sample (default %(default)s)"
+    )
     solve.add_argument(
         "--turns",
         type=int,
-        default=Settings.turns,
+        default=RunSettings.turns,
         help="repair turns at most (default %(default)s: repair lowers the dev score today, docs/results.md)",
     )
-    solve.add_argument("--sims", type=int, default=Settings.sims, help="simulations per test, majority vote")
+    solve.add_argument(
+        "--sims", type=int, default=RunSettings.sims, help="simulations per test, majority vote"
+    )
     solve.add_argument("--oracle", action="store_true", help="select and repair by real execution instead")
     solve.add_argument("--real", action="store_true", help="also run the code for real and show divergences")
-    _sampling(solve, temperature=Settings.temperature)
+    _sampling(solve, temperature=RunSettings.temperature)
     solve.add_argument(
-        "--concurrency", type=int, default=Settings.concurrency, help="requests in flight at most"
+        "--concurrency", type=int, default=RunSettings.concurrency, help="requests in flight at most"
     )
     solve.set_defaults(handler=_solve)
 
@@ -78,9 +82,11 @@ def _sampling(parser: argparse.ArgumentParser, temperature: float) -> None:
     )
     parser.add_argument("--temperature", type=float, default=temperature, help="sampling temperature")
     parser.add_argument(
-        "--top-p", type=float, default=Settings.top_p, help="nucleus sampling (default %(default)s)"
+        "--top-p", type=float, default=RunSettings.top_p, help="nucleus sampling (default %(default)s)"
     )
-    parser.add_argument("--max-tokens", type=int, default=Settings.max_tokens, help="token budget per reply")
+    parser.add_argument(
+        "--max-tokens", type=int, default=RunSettings.max_tokens, help="token budget per reply"
+    )
     parser.add_argument("--model", default=None, help="model name (default: EXECSIM_MODEL_NAME)")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line")
 
@@ -117,9 +123,9 @@ def _load_problem(path: Path) -> Problem:
         raise UsageError(f"{path}: invalid problem: {exc}") from None
 
 
-def _settings(**values: Any) -> Settings:
+def _settings(**values: Any) -> RunSettings:
     try:
-        return Settings(**values)
+        return RunSettings(**values)
     except SettingsError as exc:
         raise UsageError(f"--{exc.field.replace('_', '-')}: {exc.message}") from None
 

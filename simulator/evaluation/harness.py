@@ -34,7 +34,7 @@ ProgressHook = Callable[[int, int], None]  # (done, total)
 
 
 @dataclass(frozen=True)
-class Settings:
+class EvalSettings:
     task: str
     data: Path
     out: Path
@@ -90,7 +90,7 @@ def parse_failure_record(failed: int, total: int) -> dict[str, Any]:
 
 @dataclass
 class Context:
-    settings: Settings
+    settings: EvalSettings
     requester: Requester
     progress: ProgressHook | None = None
 
@@ -134,7 +134,7 @@ Task = tuple[
 
 
 async def run(
-    settings: Settings, task: Task, client: ChatClient, progress: ProgressHook | None = None
+    settings: EvalSettings, task: Task, client: ChatClient, progress: ProgressHook | None = None
 ) -> dict[str, Any]:
     """Evaluate, write the outputs into ``settings.out`` and return the results record. ``client``
     should have ``concurrency=settings.concurrency`` (it bounds the requests in flight)."""
@@ -177,7 +177,7 @@ async def run(
     return record
 
 
-def provenance(settings: Settings, client: ChatClient, started: datetime) -> dict[str, Any]:
+def provenance(settings: EvalSettings, client: ChatClient, started: datetime) -> dict[str, Any]:
     from simulator.llm.model_folder import file_sha256, served_weights_sha256
 
     return {

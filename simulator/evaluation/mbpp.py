@@ -42,11 +42,11 @@ from simulator.evaluation.metrics import Estimate, bootstrap, estimate_pass_at_k
 from simulator.evaluation.paired import paired_bootstrap
 from simulator.evaluation.scoring import answer_found, extract_answer, prediction_passes, run_check
 from simulator.pipeline.matching import majority
-from simulator.pipeline.settings import Settings as PipelineSettings
+from simulator.pipeline.settings import RunSettings
 from simulator.problem import Problem
 from simulator.prompts import solve
 
-SOLVE_MAX_TOKENS = PipelineSettings.max_tokens  # what the app's solve request allows
+SOLVE_MAX_TOKENS = RunSettings.max_tokens  # what the app's solve request allows
 
 
 def load(path: Path) -> list[dict[str, Any]]:

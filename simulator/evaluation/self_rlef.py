@@ -2,7 +2,7 @@
 
 Each problem (MBPP call-style, its first assert public and the rest private; or Code Jam stdin, public
 and private test files) goes through the real pipeline, ``simulator.pipeline.run`` with
-``Settings(k=1, turns=T)``: solve one program, simulate it on the public tests, then up to T turns of
+``RunSettings(k=1, turns=T)``: solve one program, simulate it on the public tests, then up to T turns of
 the repair prompt fed with the simulated outputs, stopping at ``#SUBMIT``. The pipeline's client is
 the run's ``CachingClient`` (``requests``), so a rerun resends nothing and the events are those the
 web page shows.
@@ -26,7 +26,7 @@ from typing import Any
 from simulator.benchmarks import from_codejam, from_mbpp, read_jsonl
 from simulator.evaluation.harness import Context, TaskResult, convert_items
 from simulator.evaluation.metrics import Estimate, wilson
-from simulator.pipeline import Settings as PipelineSettings
+from simulator.pipeline import RunSettings
 from simulator.pipeline import run as pipeline_run
 from simulator.pipeline.executor import LocalExecutor, program_for, real_output
 from simulator.pipeline.matching import problem_matches
@@ -117,7 +117,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
 
     async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
         index, item, problem = entry
-        settings = PipelineSettings(
+        settings = RunSettings(
             k=1,
             turns=turns,
             sims=1,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from simulator.pipeline.events import EVENT_TYPES, FINAL_TYPES, Event
 from simulator.pipeline.run import run
-from simulator.pipeline.settings import Settings, SettingsError
+from simulator.pipeline.settings import RunSettings, SettingsError
 from simulator.pipeline.single import simulate_program
 
-__all__ = ["EVENT_TYPES", "FINAL_TYPES", "Event", "Settings", "SettingsError", "run", "simulate_program"]
+__all__ = ["EVENT_TYPES", "FINAL_TYPES", "Event", "RunSettings", "SettingsError", "run", "simulate_program"]

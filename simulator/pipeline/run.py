@@ -54,7 +54,7 @@ from simulator.pipeline.executor import (
 from simulator.pipeline.matching import majority, problem_matches, vote_key
 from simulator.pipeline.real_execution import in_page_order
 from simulator.pipeline.selection import best_of
-from simulator.pipeline.settings import Settings
+from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.stream import Emit, stream_events
 from simulator.problem import Problem, TestCase
 from simulator.prompts import repair, simulate, solve
@@ -113,7 +113,7 @@ class RunFailure(Exception):
 
 async def run(
     problem: Problem,
-    settings: Settings,
+    settings: RunSettings,
     client: ChatClient,
     *,
     run_id: str | None = None,
@@ -142,7 +142,7 @@ class _Verdict:
 class Job:
     """What the pipeline's drivers share: the client, the settings, emitting, failure handling."""
 
-    def __init__(self, settings: Settings, client: ChatClient, executor: Executor) -> None:
+    def __init__(self, settings: RunSettings, client: ChatClient, executor: Executor) -> None:
         self.settings = settings
         self.client = client
         self.executor = executor
@@ -293,7 +293,12 @@ class Job:
 
 class _Run(Job):
     def __init__(
-        self, problem: Problem, settings: Settings, client: ChatClient, executor: Executor, given: str | None
+        self,
+        problem: Problem,
+        settings: RunSettings,
+        client: ChatClient,
+        executor: Executor,
+        given: str | None,
     ) -> None:
         super().__init__(settings, client, executor)
         self.problem = problem

@@ -25,7 +25,7 @@ _INT_RANGES = {
 
 
 @dataclass(frozen=True)
-class Settings:
+class RunSettings:
     """k candidates, up to ``turns`` repair turns, ``sims`` simulations per test (majority vote);
     ``oracle`` drives selection and repair by real execution; ``real`` also runs the code for real and
     records where the simulation diverged. ``seed`` None draws one (recorded in the run).
@@ -68,7 +68,7 @@ class Settings:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Any) -> Settings:
+    def from_dict(cls, data: Any) -> RunSettings:
         """Build from JSON; unknown keys are an error (a typo must not silently use a default)."""
         if not isinstance(data, dict):
             raise SettingsError("(top level)", "settings are a JSON object")

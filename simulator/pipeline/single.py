@@ -22,13 +22,13 @@ from simulator.pipeline.events import Event
 from simulator.pipeline.executor import Executor, LocalExecutor, run_for_real
 from simulator.pipeline.matching import majority
 from simulator.pipeline.run import Job, RunFailure
-from simulator.pipeline.settings import Settings
+from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.stream import stream_events
 
 
 async def simulate_program(
     program: Program,
-    settings: Settings,
+    settings: RunSettings,
     client: ChatClient,
     *,
     run_id: str | None = None,
@@ -45,7 +45,9 @@ async def simulate_program(
 
 
 class _Simulation(Job):
-    def __init__(self, program: Program, settings: Settings, client: ChatClient, executor: Executor) -> None:
+    def __init__(
+        self, program: Program, settings: RunSettings, client: ChatClient, executor: Executor
+    ) -> None:
         super().__init__(settings, client, executor)
         self.program = program
 

@@ -9,7 +9,7 @@ from django import forms
 from django.conf import settings
 from django.core.validators import MaxValueValidator
 
-from simulator.pipeline.settings import Settings as PipelineSettings
+from simulator.pipeline.settings import RunSettings
 from webapp.limits import code_errors
 
 
@@ -40,7 +40,7 @@ class SimulateForm(forms.Form):
         min_value=16,
         max_value=32768,
         label="Max tokens per simulation",
-        help_text=f"Blank: the pipeline's default ({PipelineSettings.max_tokens})",
+        help_text=f"Blank: the pipeline's default ({RunSettings.max_tokens})",
     )
     annotate = forms.BooleanField(
         required=False,
@@ -73,15 +73,15 @@ REPAIR_HELP = (
 class SolveForm(forms.Form):
     """The Solve form; its defaults are the pipeline's own (``simulator.pipeline.settings.Settings``)."""
 
-    k = forms.IntegerField(min_value=1, initial=PipelineSettings.k, label="Candidates (k)")
+    k = forms.IntegerField(min_value=1, initial=RunSettings.k, label="Candidates (k)")
     turns = forms.IntegerField(
-        min_value=0, initial=PipelineSettings.turns, label="Repair turns", help_text=REPAIR_HELP
+        min_value=0, initial=RunSettings.turns, label="Repair turns", help_text=REPAIR_HELP
     )
-    sims = forms.IntegerField(min_value=1, initial=PipelineSettings.sims, label="Simulations per test")
+    sims = forms.IntegerField(min_value=1, initial=RunSettings.sims, label="Simulations per test")
     model = forms.CharField(
         required=False, max_length=200, help_text="Model or checkpoint (blank: the default)"
     )
-    temperature = forms.FloatField(min_value=0.0, max_value=2.0, initial=PipelineSettings.temperature)
+    temperature = forms.FloatField(min_value=0.0, max_value=2.0, initial=RunSettings.temperature)
     # max_value: the seed is stored in a 64-bit integer column (Run.seed)
     seed = forms.IntegerField(
         required=False, min_value=0, max_value=2**63 - 1, help_text="Blank: a random seed (recorded)"
@@ -97,7 +97,7 @@ class SolveForm(forms.Form):
         min_value=16,
         max_value=32768,
         label="Max tokens per reply",
-        help_text=f"Blank: the pipeline's default ({PipelineSettings.max_tokens}); smaller is faster on a "
+        help_text=f"Blank: the pipeline's default ({RunSettings.max_tokens}); smaller is faster on a "
         "CPU model server",
     )
 

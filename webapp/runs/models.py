@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from simulator.execution.program import Program
 from simulator.pipeline.executor import program_for
-from simulator.pipeline.settings import Settings as PipelineSettings
+from simulator.pipeline.settings import RunSettings
 from simulator.problem import Problem as CoreProblem
 from simulator.problem import TestCase as CoreTestCase
 from webapp.accounts.roles import is_staff
@@ -90,13 +90,13 @@ class Run(models.Model):
         return self.status in self.ACTIVE
 
     @cached_property
-    def pipeline_settings(self) -> PipelineSettings:
-        """The pipeline's Settings, parsed once from what the run stores (``mode`` is the web app's
+    def pipeline_settings(self) -> RunSettings:
+        """The pipeline's RunSettings, parsed once from what the run stores (``mode`` is the web app's
         own). Raises SettingsError naming a bad field."""
-        known = {k: v for k, v in self.settings.items() if k in PipelineSettings.__dataclass_fields__}
+        known = {k: v for k, v in self.settings.items() if k in RunSettings.__dataclass_fields__}
         if not known.get("model"):
             known["model"] = None
-        return PipelineSettings.from_dict(known)
+        return RunSettings.from_dict(known)
 
     def core_problem(self) -> CoreProblem:
         """What the pipeline is given: the problem as it was when the run was made, or for "Simulate

@@ -14,7 +14,7 @@ import pytest
 
 from simulator.evaluation import cruxeval, mbpp
 from simulator.evaluation.cache import RequestCache, request_key
-from simulator.evaluation.harness import Settings, final_line, run
+from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.evaluation.scoring import answer_found, extract_answer
 from simulator.llm.testing import FakeModelServer
 from tests.simulator.evaluation.eval_doubles import fake_client, table_responder, write_jsonl
@@ -77,7 +77,7 @@ async def test_cruxeval_scores_by_value_counts_pass_at_k_and_resumes_without_res
             "[ANSWER]\nassert f() == None",
         )
     )
-    settings = Settings(task="cruxeval-o", data=data, out=tmp_path / "out", n=2, k=2)
+    settings = EvalSettings(task="cruxeval-o", data=data, out=tmp_path / "out", n=2, k=2)
 
     record = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(server))
 
@@ -147,7 +147,7 @@ async def test_cruxeval_nlex_reports_how_often_the_narration_holds_up(tmp_path: 
             "",
         )
     )
-    settings = Settings(task="cruxeval-o", data=data, out=tmp_path / "out", n=3, k=1, prompt="nlex")
+    settings = EvalSettings(task="cruxeval-o", data=data, out=tmp_path / "out", n=3, k=1, prompt="nlex")
 
     record = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(server))
 
@@ -186,7 +186,7 @@ def _mbpp_responder(votes: dict[str, list[str]] | None = None):
 async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_only(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS)
     server = FakeModelServer(_mbpp_responder())
-    settings = Settings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2)
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2)
 
     record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(server))
 
@@ -231,7 +231,7 @@ async def test_mbpp_majority_vote_over_sims_and_replies_cut_by_the_limit(tmp_pat
     wrong = "def triple(x):\n    return x"
     # The wrong candidate's first sample claims the right value; the majority does not.
     server = FakeModelServer(_mbpp_responder(votes={wrong: ["3", "1", "1"]}))
-    settings = Settings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2, sims=3)
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2, sims=3)
 
     record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(server))
 
@@ -249,7 +249,7 @@ async def test_mbpp_majority_vote_over_sims_and_replies_cut_by_the_limit(tmp_pat
         solves["triple"] if body["messages"][0]["role"] == "system" else _mbpp_responder()(body)
     )
     cut = await run(
-        Settings(task="mbpp", data=data, out=tmp_path / "cut", n=2, k=2),
+        EvalSettings(task="mbpp", data=data, out=tmp_path / "cut", n=2, k=2),
         (mbpp.load, mbpp.evaluate),
         fake_client(server),
     )
@@ -341,7 +341,7 @@ async def test_codejam_scores_public_and_private_tests_separately(tmp_path: Path
     )
     hardcoded = "```python\nprint('Case #1: 2')\nprint('Case #2: 4')\n```"
     server = FakeModelServer(table_responder({"Print twice": [right, hardcoded, "no code here"]}, ""))
-    settings = Settings(task="codejam", data=data, out=tmp_path / "out", n=3, k=3)
+    settings = EvalSettings(task="codejam", data=data, out=tmp_path / "out", n=3, k=3)
 
     from simulator.evaluation import codejam
 
@@ -372,7 +372,7 @@ async def test_mbpp_with_n_a_multiple_of_k_averages_best_at_k_over_disjoint_grou
     server.responder = lambda body: (
         [wrong, right, right, right] if body["messages"][0]["role"] == "system" else _mbpp_responder()(body)
     )
-    settings = Settings(task="mbpp", data=data, out=tmp_path / "out", n=4, k=2)
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=4, k=2)
 
     record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(server))
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from simulator.evaluation import self_rlef
-from simulator.evaluation.harness import Settings, final_line, run
+from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer, parse_simulate_prompt
 from simulator.prompts import kind_of
@@ -87,7 +87,7 @@ class SelfRlefModel:
 async def test_self_rlef_counts_fixes_and_breaks_on_public_and_private_tests(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "mbpp.jsonl", ITEMS)
     server = FakeModelServer(SelfRlefModel())
-    settings = Settings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)
+    settings = EvalSettings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)
 
     record = await run(settings, (self_rlef.load, self_rlef.evaluate), fake_client(server))
 
@@ -158,7 +158,7 @@ async def test_self_rlef_on_code_jam_judges_stdin_programs(tmp_path: Path) -> No
         return "<output>\nCase #1: 4\n</output>"
 
     server = FakeModelServer(respond)
-    settings = Settings(task="self-rlef", data=data, out=tmp_path / "out", turns=1)
+    settings = EvalSettings(task="self-rlef", data=data, out=tmp_path / "out", turns=1)
 
     result = await run(settings, (self_rlef.load, self_rlef.evaluate), fake_client(server))
 
@@ -213,7 +213,7 @@ async def test_self_rlef_skips_items_it_cannot_convert_counts_them_and_goes_on(t
     skipped and counted (results.json and report.md), and the other items are evaluated (issue 11, 12)."""
     odd = _mbpp(5, "close", ["assert abs(close(2) - 4) < 1e-9", "assert close(3)"])
     data = write_jsonl(tmp_path / "mbpp.jsonl", [odd, *ITEMS])
-    settings = Settings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)
+    settings = EvalSettings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)
 
     record = await run(
         settings, (self_rlef.load, self_rlef.evaluate), fake_client(FakeModelServer(SelfRlefModel()))

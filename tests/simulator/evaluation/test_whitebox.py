@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from simulator.evaluation import whitebox
-from simulator.evaluation.harness import Settings, final_line, run
+from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.testing import FakeModelServer
 from tests.simulator.evaluation.eval_doubles import fake_client, write_jsonl
 
@@ -44,7 +44,7 @@ async def test_whitebox_scores_path_and_state_answers_and_the_gated_reward(tmp_p
         return right_answer if "total = 0" in prompt else "It reverses the string."
 
     server = FakeModelServer(respond)
-    settings = Settings(task="whitebox", data=data, out=tmp_path / "out")
+    settings = EvalSettings(task="whitebox", data=data, out=tmp_path / "out")
 
     record = await run(settings, (whitebox.load, whitebox.evaluate), fake_client(server))
 

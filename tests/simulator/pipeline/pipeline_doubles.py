@@ -16,7 +16,7 @@ from simulator.llm.testing import FakeModelServer, PipelineScript
 from simulator.nlex.verify import AnswerCheck, ClaimCheck, FirstDivergence, Verification
 from simulator.pipeline.events import Event
 from simulator.pipeline.run import run
-from simulator.pipeline.settings import Settings
+from simulator.pipeline.settings import RunSettings
 from simulator.problem import Problem
 
 DOUBLE_PROBLEM = {
@@ -119,7 +119,7 @@ def run_script(
         async with make_client(fake) as client:
             events = run(
                 Problem.from_dict(problem),
-                Settings(**settings),
+                RunSettings(**settings),
                 client,
                 run_id="test-run",
                 executor=executor or ExecutorDouble(),

@@ -9,7 +9,7 @@ import pytest
 
 from simulator.execution.program import Program
 from simulator.llm.testing import FakeModelServer, PipelineScript
-from simulator.pipeline import Settings, run
+from simulator.pipeline import RunSettings, run
 from simulator.pipeline.executor import LocalExecutor
 from simulator.problem import Problem
 from tests.simulator.pipeline.pipeline_doubles import DOUBLE_PROBLEM, RIGHT, collect, make_client, of_type
@@ -35,7 +35,7 @@ def test_a_real_run_records_outputs_and_where_the_nlex_went_wrong(executor, monk
     async def main():
         async with make_client(FakeModelServer(script)) as client:
             problem = Problem.from_dict(DOUBLE_PROBLEM)
-            settings = Settings(k=1, turns=0, real=True, seed=0)
+            settings = RunSettings(k=1, turns=0, real=True, seed=0)
             return await collect(run(problem, settings, client, executor=executor))
 
     events = asyncio.run(main())

@@ -13,7 +13,7 @@ import pytest
 
 from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
-from simulator.pipeline import EVENT_TYPES, FINAL_TYPES, Event, Settings, run
+from simulator.pipeline import EVENT_TYPES, FINAL_TYPES, Event, RunSettings, run
 from simulator.problem import Problem
 from tests.simulator.pipeline.pipeline_doubles import (
     DOUBLE_PROBLEM,
@@ -285,7 +285,7 @@ def test_a_server_that_is_down_fails_the_run_after_run_started() -> None:
     async def main() -> list[Event]:
         async with ChatClient(f"http://127.0.0.1:{port}/v1", "m", retries=0) as client:
             problem = Problem.from_dict(DOUBLE_PROBLEM)
-            return await collect(run(problem, Settings(), client, executor=ExecutorDouble()))
+            return await collect(run(problem, RunSettings(), client, executor=ExecutorDouble()))
 
     events = asyncio.run(main())
     assert [e.type for e in events] == ["run_started", "run_failed"]
@@ -341,7 +341,7 @@ async def blocked_run(cancel: asyncio.Event | None = None):
     double = BlockingSimulations()
     client = ChatClient("http://fake/v1", "fake-model", transport=double.transport(), retries=0)
     problem = Problem.from_dict(DOUBLE_PROBLEM)
-    events = run(problem, Settings(k=2, seed=0), client, executor=ExecutorDouble(), cancel=cancel)
+    events = run(problem, RunSettings(k=2, seed=0), client, executor=ExecutorDouble(), cancel=cancel)
     return double, client, events
 
 

