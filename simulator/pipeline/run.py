@@ -125,7 +125,7 @@ async def run(
     With ``code`` (the user's own program: "Simulate my code" against a problem) nothing is asked of the
     model for the solution: ``code`` is candidate 0 (its ``candidate_done`` has ``given: true``), and
     the run simulates, selects, repairs and executes it as it would a sampled candidate."""
-    job = _Run(problem, settings, client, executor or LocalExecutor(), given=code)
+    job = _SolveJob(problem, settings, client, executor or LocalExecutor(), given=code)
     events = stream_events(run_id or uuid.uuid4().hex, job.drive, cancel, job.cancel_requested)
     async with contextlib.aclosing(events):
         async for event in events:
@@ -291,7 +291,9 @@ class Job:
         }
 
 
-class _Run(Job):
+class _SolveJob(Job):
+    """One solve run: candidates, simulations, selection, repair turns, the final execution."""
+
     def __init__(
         self,
         problem: Problem,

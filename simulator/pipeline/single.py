@@ -37,14 +37,16 @@ async def simulate_program(
 ) -> AsyncIterator[Event]:
     """Events of simulating ``program`` (a call or a stdin program) ``settings.sims`` times, then
     running it for real with a trace and checking the claims of the first winning NLEX."""
-    job = _Simulation(program, settings, client, executor or LocalExecutor())
+    job = _SimulationJob(program, settings, client, executor or LocalExecutor())
     events = stream_events(run_id or uuid.uuid4().hex, job.drive, cancel, job.cancel_requested)
     async with contextlib.aclosing(events):
         async for event in events:
             yield event
 
 
-class _Simulation(Job):
+class _SimulationJob(Job):
+    """One "Simulate my code" run: the user's program simulated next to its real, traced run."""
+
     def __init__(
         self, program: Program, settings: RunSettings, client: ChatClient, executor: Executor
     ) -> None:
