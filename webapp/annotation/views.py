@@ -5,12 +5,9 @@ staff adjudication of disagreements, agreement figures and the JSONL export."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from simulator.annotations import STATUSES
+from webapp.accounts.roles import is_staff, role_required
 from webapp.annotation import queue
 from webapp.annotation.corrections import apply_fix, changed_words, value_fixes, word_diff
 from webapp.annotation.enqueue import enqueue_run, runs_to_add
@@ -27,27 +25,9 @@ from webapp.annotation.stats import item_agreement, overall_agreement
 from webapp.explorer.conf import claim_seconds
 from webapp.explorer.context import viewer_context
 from webapp.explorer.marks import marked_html
-from webapp.explorer.roles import has_role
 from webapp.problems.models import Problem
 from webapp.runs.models import Run
 from webapp.runs.privacy import shared_for_annotation
-
-
-def role_required(*roles: str) -> Callable[..., Any]:
-    """Logged in and in one of ``roles`` (staff always); others get a 403 page that says why."""
-
-    def wrap(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-        @login_required
-        @wraps(view)
-        def inner(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            if not has_role(request.user, *roles):
-                return render(request, "annotation/forbidden.html", {"roles": roles}, status=403)
-            return view(request, *args, **kwargs)
-
-        return inner
-
-    return wrap
-
 
 annotator_required = role_required("annotator")
 staff_required = role_required("staff")
@@ -72,7 +52,7 @@ def queue_page(request: HttpRequest) -> HttpResponse:
             decided=Count("annotations", filter=~Q(annotations__decision=Annotation.SKIP))
         )
     )
-    staff = has_role(request.user, "staff")
+    staff = is_staff(request.user)
     waiting = queue.waiting_for(request.user, filters)
     context = {
         "filters": filters,

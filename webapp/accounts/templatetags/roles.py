@@ -7,7 +7,7 @@ from typing import Any
 
 from django import template
 
-from webapp.explorer.roles import has_role as _has_role
+from webapp.accounts.roles import has_role as _has_role
 
 register = template.Library()
 
