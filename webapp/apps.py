@@ -1,8 +1,10 @@
-"""The project's own app: what concerns every app's models (``webapp.text``'s escaping on save)."""
+"""The project's own app: what concerns every app: the models' text (``webapp.text``'s escaping on save)
+and the settings (``webapp.checks``)."""
 
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.core.checks import register
 from django.db.models.signals import pre_save
 
 
@@ -11,6 +13,8 @@ class WebappConfig(AppConfig):
     label = "execsim"
 
     def ready(self) -> None:
+        from webapp.checks import check_settings
         from webapp.text import escape_text_fields
 
         pre_save.connect(escape_text_fields, dispatch_uid="execsim-storable-text")
+        register(check_settings)

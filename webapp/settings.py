@@ -213,6 +213,18 @@ EXECSIM_MAX_UPLOAD_BYTES = envint("EXECSIM_MAX_UPLOAD_BYTES", 5_000_000, minimum
 DATA_UPLOAD_MAX_MEMORY_SIZE = EXECSIM_MAX_UPLOAD_BYTES + 100_000
 FILE_UPLOAD_MAX_MEMORY_SIZE = EXECSIM_MAX_UPLOAD_BYTES + 100_000
 
+# The trace explorer and the annotation queue (docs/explorer.md, docs/annotation.md): the step cap of a
+# trace recorded for the explorer or the queue, how long an annotator holds a claimed item, and how many
+# annotators review an item (a queue's own policy, set by staff, overrides the last two).
+EXECSIM_EXPLORER_MAX_STEPS = envint("EXECSIM_EXPLORER_MAX_STEPS", 2000, minimum=1)
+EXECSIM_ANNOTATION_CLAIM_SECONDS = envint("EXECSIM_ANNOTATION_CLAIM_SECONDS", 600, minimum=1)
+EXECSIM_ANNOTATIONS_PER_ITEM = envint("EXECSIM_ANNOTATIONS_PER_ITEM", 1, minimum=1)
+# Where the Checkpoints pages look (docs/webapp.md): folders, each a checkpoint (it holds manifest.json)
+# or a parent of checkpoint folders; by default the committed ones and the data directory's.
+EXECSIM_CHECKPOINT_DIRS = envlist(
+    "EXECSIM_CHECKPOINT_DIRS", [str(BASE_DIR / "checkpoints"), str(DATA_DIR / "checkpoints")]
+)
+
 # Reliability: a running task touches Run.heartbeat_at this often; a run whose heartbeat is older than
 # EXECSIM_STALE_RUN_SECONDS is marked failed (checked when runs are read and by `manage.py reap_runs`).
 EXECSIM_HEARTBEAT_SECONDS = envfloat("EXECSIM_HEARTBEAT_SECONDS", 5.0, minimum=0.1)

@@ -47,12 +47,14 @@ def test_database_url_is_parsed():
         database_from_url("mysql://x/y")
 
 
-def _settings_in_subprocess(env: dict[str, str]) -> subprocess.CompletedProcess:
+MODES = "print(s.SECRET_KEY[:6], s.TASK_RUNNER, s.DATABASES['default']['ENGINE'])"
+
+
+def _settings_in_subprocess(env: dict[str, str], show: str = MODES) -> subprocess.CompletedProcess:
+    """Import webapp.settings in a fresh interpreter with ``env`` (no database, Redis or key of the
+    test run's own) and run ``show`` on it as ``s``."""
     clean = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY")}
-    code = (
-        "import webapp.settings as s; "
-        "print(s.SECRET_KEY[:6], s.TASK_RUNNER, s.DATABASES['default']['ENGINE'])"
-    )
+    code = f"import webapp.settings as s; {show}"
     return subprocess.run(
         [sys.executable, "-c", code],
         cwd=REPO,
@@ -74,6 +76,20 @@ def test_embedded_mode_generates_and_keeps_a_secret_key(tmp_path):
 def test_production_mode_requires_a_secret_key(tmp_path):
     result = _settings_in_subprocess({"EXECSIM_DATA_DIR": str(tmp_path), "DATABASE_URL": "postgres://u@h/db"})
     assert result.returncode != 0 and "SECRET_KEY must be set" in result.stderr
+
+
+def test_the_explorer_annotation_and_checkpoint_settings_come_from_the_environment(tmp_path):
+    env = {
+        "EXECSIM_DATA_DIR": str(tmp_path),
+        "EXECSIM_CHECKPOINT_DIRS": "/srv/a, /srv/b",
+        "EXECSIM_ANNOTATIONS_PER_ITEM": "3",
+    }
+    show = "print(s.EXECSIM_CHECKPOINT_DIRS, s.EXECSIM_ANNOTATIONS_PER_ITEM, s.EXECSIM_EXPLORER_MAX_STEPS)"
+    read = _settings_in_subprocess(env, show)
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.strip() == "['/srv/a', '/srv/b'] 3 2000"
+    bad = _settings_in_subprocess({**env, "EXECSIM_ANNOTATION_CLAIM_SECONDS": "ten"}, show)
+    assert bad.returncode != 0 and "EXECSIM_ANNOTATION_CLAIM_SECONDS='ten': expected an integer" in bad.stderr
 
 
 EMBEDDED_WRITERS = """

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from simulator.nlex.verify import verify_result
 from webapp.annotation.models import AnnotationItem
 from webapp.annotation.queue import policy_defaults
-from webapp.explorer.conf import explorer_max_steps
 from webapp.explorer.programs import traced
 
 
@@ -38,7 +39,7 @@ def enqueue_run(run: Any, *, required: int | None = None) -> EnqueueReport:
         except LookupError as exc:
             report.skipped.append(f"{label}: {exc}")
             continue
-        result = traced(program, explorer_max_steps())
+        result = traced(program, settings.EXECSIM_EXPLORER_MAX_STEPS)
         if result.trace is None or not result.trace.steps:
             report.skipped.append(f"{label}: no trace ({result.status}: {result.message})")
             continue

@@ -1,12 +1,12 @@
 """The annotation queue: one item per model simulation (a runs.Simulation) with the real trace it is
 checked against; the annotations it received; and staff adjudication when annotators disagree.
 
-Item lifecycle (``status``): open (needs more annotations) -> done (enough annotations, all agreeing
-on accept/reject) or disputed (they disagree) -> adjudicated (staff decided). ``decision`` is the
-final accept/reject, which the export follows. ``claimed_by``/``claimed_at`` say who holds the item;
-a claim older than the timeout (the item's ``claim_seconds``, else webapp.explorer.conf.claim_seconds)
-counts as released: the item is re-queued. Staff set both per queue (``QueuePolicy``, one per model),
-for the items already queued and the ones added later.
+Item lifecycle (``status``): open (needs more annotations) -> done (enough annotations, all agreeing on
+accept/reject) or disputed (they disagree) -> adjudicated (staff decided). ``decision`` is the final
+accept/reject, which the export follows. ``claimed_by``/``claimed_at`` say who holds the item; a claim
+older than the timeout (the item's ``claim_seconds``, else the site's
+``EXECSIM_ANNOTATION_CLAIM_SECONDS``) counts as released: the item is re-queued. Staff set both per
+queue (``QueuePolicy``, one per model), for the items already queued and the ones added later.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Claiming queue items so that two annotators never hold the same one, and recording decisions.
 
-An item is *free* when nobody holds it or its holder's claim is older than ``claim_seconds()`` (the
-claim timed out: it goes back to the queue without any sweeper). Claiming is a row lock taken with
+An item is *free* when nobody holds it or its holder's claim is older than the claim timeout (the
+item's ``claim_seconds``, else the site's ``EXECSIM_ANNOTATION_CLAIM_SECONDS``): a claim that timed out
+goes back to the queue without any sweeper. Claiming is a row lock taken with
 ``SELECT ... FOR UPDATE SKIP LOCKED`` (concurrent annotators skip each other's candidates) followed by
 a conditional ``UPDATE ... WHERE <still free>``: the update changes one row only if nobody claimed it
 in between, so at most one claimer ever wins, on any database.
@@ -13,13 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from simulator.agreement import edited_spans
 from webapp.annotation.models import Adjudication, Annotation, AnnotationItem, QueuePolicy
-from webapp.explorer.conf import annotations_per_item, claim_seconds
 
 
 class NotHeld(Exception):
@@ -64,13 +65,13 @@ class Filters:
 
 
 def cutoff(now: datetime | None = None) -> datetime:
-    return (now or timezone.now()) - timedelta(seconds=claim_seconds())
+    return (now or timezone.now()) - timedelta(seconds=settings.EXECSIM_ANNOTATION_CLAIM_SECONDS)
 
 
 def expired(now: datetime | None = None) -> Q:
     """Claims past their timeout: the item's own ``claim_seconds`` (set by staff per queue), else the
-    site's ``claim_seconds()``. One condition per distinct timeout (a handful: one per queue policy),
-    which every database compares alike (SQLite cannot multiply a column into an interval)."""
+    site's ``EXECSIM_ANNOTATION_CLAIM_SECONDS``. One condition per distinct timeout (a handful: one per
+    queue policy), which every database compares alike (SQLite cannot multiply a column into an interval)."""
     now = now or timezone.now()
     condition = Q(claim_seconds__isnull=True, claimed_at__lt=cutoff(now))
     timeouts = (
@@ -97,7 +98,7 @@ def waiting_for(user: Any, filters: Filters | None = None) -> QuerySet[Annotatio
 def holds(item: AnnotationItem, user: Any) -> bool:
     if item.claimed_by_id != user.pk or item.claimed_at is None:
         return False
-    timeout = item.claim_seconds or claim_seconds()
+    timeout = item.claim_seconds or settings.EXECSIM_ANNOTATION_CLAIM_SECONDS
     return item.claimed_at >= timezone.now() - timedelta(seconds=timeout)
 
 
@@ -184,7 +185,7 @@ def policy_defaults(model: str) -> tuple[int, int | None]:
     """``(required, claim_seconds)`` for a new item of ``model``'s queue."""
     policy = QueuePolicy.for_model(model)
     if policy is None:
-        return annotations_per_item(), None
+        return settings.EXECSIM_ANNOTATIONS_PER_ITEM, None
     return policy.required, policy.claim_seconds
 
 

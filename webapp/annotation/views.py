@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
@@ -22,7 +23,6 @@ from webapp.annotation.enqueue import enqueue_run, runs_to_add
 from webapp.annotation.export import write_jsonl
 from webapp.annotation.models import Annotation, AnnotationItem, QueuePolicy
 from webapp.annotation.stats import item_agreement, overall_agreement
-from webapp.explorer.conf import claim_seconds
 from webapp.explorer.context import viewer_context
 from webapp.explorer.marks import marked_html
 from webapp.problems.models import Problem
@@ -62,7 +62,7 @@ def queue_page(request: HttpRequest) -> HttpResponse:
         "models": AnnotationItem.objects.order_by("model").values_list("model", flat=True).distinct(),
         "problems": Problem.objects.filter(annotation_items__isnull=False).distinct(),
         "next_url": _next_url(filters),
-        "claim_minutes": claim_seconds() // 60,
+        "claim_minutes": settings.EXECSIM_ANNOTATION_CLAIM_SECONDS // 60,
         "is_staff": staff,
         "disputed": AnnotationItem.objects.filter(status=AnnotationItem.DISPUTED).count(),
     }
@@ -113,7 +113,7 @@ def _review_page(request: HttpRequest, item: AnnotationItem, text: str) -> HttpR
             "text": text,
             "real_outcome": item.real_outcome(),
             "filters_query": filters.query(),
-            "claim_minutes": (item.claim_seconds or claim_seconds()) // 60,
+            "claim_minutes": (item.claim_seconds or settings.EXECSIM_ANNOTATION_CLAIM_SECONDS) // 60,
             "done_count": queue.done_by(request.user),
             "can_undo": Annotation.objects.filter(annotator=request.user)
             .exclude(item__status=AnnotationItem.ADJUDICATED)

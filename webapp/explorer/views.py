@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -13,7 +14,6 @@ from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
-from webapp.explorer.conf import explorer_max_steps
 from webapp.explorer.context import viewer_context
 from webapp.explorer.forms import ExploreForm
 from webapp.explorer.models import Trace
@@ -25,7 +25,7 @@ from webapp.runs.models import Run
 
 def _save(owner: Any, program: Any, **fields: Any) -> Trace:
     """Run ``program`` traced (capped) and save it; user-code failures are saved too (they are data)."""
-    cap = explorer_max_steps()
+    cap = settings.EXECSIM_EXPLORER_MAX_STEPS
     with trace_slot(owner):  # per-user concurrent traces (LimitExceeded: webapp.errors answers 429)
         result = traced(program, cap)
     exception = result.exception

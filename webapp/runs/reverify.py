@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from simulator.nlex.verify import unchecked, verify_result
 from webapp.annotation.models import Adjudication, Annotation, AnnotationItem
-from webapp.explorer.conf import explorer_max_steps
 from webapp.explorer.programs import traced
 from webapp.runs.models import Execution, Run, Verdict
 
@@ -116,4 +117,4 @@ def _checked(run: Run, candidate: int, test: int, turn: int) -> dict[str, Any]:
         return unchecked("error", str(exc)).to_dict()
     if not nlex:
         return unchecked("no_trace", "no simulation was stored for this test").to_dict()
-    return verify_result(nlex, traced(program, explorer_max_steps()), program).to_dict()
+    return verify_result(nlex, traced(program, settings.EXECSIM_EXPLORER_MAX_STEPS), program).to_dict()

@@ -258,15 +258,16 @@ def test_a_default_whose_folder_is_missing_or_unlisted_says_so(
     assert f"Default checkpoint: <b>elsewhere</b> (EXECSIM_CHECKPOINT={outside})" in reason
 
 
-def test_the_default_folders_are_the_committed_one_and_the_data_dirs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("EXECSIM_CHECKPOINT_DIRS", raising=False)
-    assert not hasattr(settings, "EXECSIM_CHECKPOINT_DIRS")
+def test_the_default_folders_are_the_committed_one_and_the_data_dirs() -> None:
     assert conf.roots() == [
         Root(Path(settings.BASE_DIR) / "checkpoints", "committed"),
         Root(Path(settings.DATA_DIR) / "checkpoints", "data dir"),
     ]
-    monkeypatch.setenv("EXECSIM_CHECKPOINT_DIRS", "/srv/a, /srv/b")
-    assert conf.roots() == [Root(Path("/srv/a"), "configured"), Root(Path("/srv/b"), "configured")]
+    with override_settings(EXECSIM_CHECKPOINT_DIRS=["/srv/a", Path("~/b")]):
+        assert conf.roots() == [
+            Root(Path("/srv/a"), "configured"),
+            Root(Path("~/b").expanduser(), "configured"),
+        ]
 
 
 COMMITTED = sorted((Path(settings.BASE_DIR) / "checkpoints").glob(f"*/{MANIFEST}"))
