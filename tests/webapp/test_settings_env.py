@@ -39,12 +39,28 @@ def test_envint_refuses_non_integers_and_values_below_the_minimum(monkeypatch):
 
 
 def test_database_url_is_parsed():
-    db = database_from_url("postgres://u:p%40ss@db.example:6543/execsim")
+    db = database_from_url("postgres://u:p%40ss@db.example:6543/execsim?sslmode=require")
     assert (db["ENGINE"], db["NAME"], db["USER"], db["PASSWORD"], db["HOST"], db["PORT"]) == (
-        "django.db.backends.postgresql", "execsim", "u", "p@ss", "db.example", "6543",
+        "django.db.backends.postgresql", "execsim", "u", "p@ss", "db.example", 6543,
     )  # fmt: skip
-    with pytest.raises(ImproperlyConfigured):
-        database_from_url("mysql://x/y")
+    assert db["OPTIONS"] == {"sslmode": "require"}  # options reach psycopg
+    assert (db["CONN_MAX_AGE"], db["CONN_HEALTH_CHECKS"]) == (60, True)
+    assert database_from_url("sqlite:////tmp/x.sqlite3")["NAME"] == "/tmp/x.sqlite3"
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("mysql://u:secret@x/y", "scheme 'mysql' is not supported"),
+        ("oracle2://u:secret@x/y", "is unknown"),
+        ("postgres://u:secret@db.example/", "names no database"),
+        ("postgres://u:secret@db.example:port/execsim", "not a valid url"),
+    ],
+)
+def test_a_bad_database_url_is_refused_without_quoting_its_password(url, why):
+    with pytest.raises(ImproperlyConfigured, match=why) as refused:
+        database_from_url(url)
+    assert str(refused.value).startswith("DATABASE_URL") and "secret" not in str(refused.value)
 
 
 MODES = "print(s.SECRET_KEY[:6], s.TASK_RUNNER, s.DATABASES['default']['ENGINE'])"
