@@ -8,6 +8,7 @@ that stopped sending heartbeats).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -22,7 +23,6 @@ from webapp.text import storable
 
 log = logging.getLogger(__name__)
 
-FINAL_STATUS = {"run_finished": Run.FINISHED, "run_failed": Run.FAILED, "run_cancelled": Run.CANCELLED}
 DONE_STATUSES = (Run.FINISHED, Run.FAILED, Run.CANCELLED)
 
 
@@ -116,125 +116,95 @@ def reap_stale_runs() -> list[str]:
 
 def apply_event(run: Run, type: str, p: dict[str, Any]) -> None:
     """Update the denormalised rows for one event (the Run itself is saved by the caller)."""
-    if type == "run_started":
-        run.status = Run.RUNNING
-        run.provenance = p.get("provenance") or {}
-        run.started_at = run.started_at or timezone.now()
-    elif type == "stage":  # keyed by stage, and by repair turn for the re-simulations of turn t
-        name = p.get("stage", "?") + (f" (turn {p['turn']})" if p.get("turn") else "")
-        rerun = p.get("rerun") and p.get("state") == "started"  # "Run for real": a fresh stage
-        before = {} if rerun else run.stages.get(name, {})
-        stage = {**before, **{k: v for k, v in p.items() if k != "stage"}}
-        run.stages = {**run.stages, name: stage}
-        if rerun:  # it re-runs every program: the old rows go
-            Execution.objects.filter(run=run).delete()
-    elif type == "candidate_delta":
-        cand, _ = Candidate.objects.get_or_create(run=run, index=p["candidate"])
-        cand.text += p.get("text", "")
-        cand.save(update_fields=["text"])
-    elif type == "candidate_done":
-        Candidate.objects.update_or_create(
-            run=run,
-            index=p["candidate"],
-            defaults={
-                "text": p.get("text", ""),
-                "code": p.get("code") or "",
-                "parse_error": p.get("parse_error") or "",
-                "tokens": p.get("tokens") or 0,
-                "finish_reason": p.get("finish_reason") or "",
-                "done": True,
-            },
-        )
-    elif type == "simulation_delta":
-        sim, _ = Simulation.objects.get_or_create(
-            run=run,
-            turn=p.get("turn", 0),
-            candidate=p["candidate"],
-            test=p["test"],
-            sample=p.get("sample", 0),
-        )
-        sim.text += p.get("text", "")
-        sim.save(update_fields=["text"])
-    elif type == "simulation_done":
-        Simulation.objects.update_or_create(
-            run=run,
-            turn=p.get("turn", 0),
-            candidate=p["candidate"],
-            test=p["test"],
-            sample=p.get("sample", 0),
-            defaults={
-                "text": p.get("text", ""),
-                "predicted": p.get("predicted"),
-                "parse_error": p.get("parse_error") or "",
-                "tokens": p.get("tokens") or 0,
-                "done": True,
-            },
-        )
-    elif type == "verdict":
-        Verdict.objects.update_or_create(
-            run=run,
-            turn=p.get("turn", 0),
-            candidate=p["candidate"],
-            test=p["test"],
-            defaults={
-                "expected": p.get("expected", ""),
-                "simulated": p.get("simulated"),
-                "match": bool(p.get("match")),
-                "source": p.get("source") or "simulated",
-                "real": p.get("real"),
-            },
-        )
-    elif type == "selected":
-        _apply_selected(run, p)
-    elif type == "repair_delta":
-        turn, _ = RepairTurn.objects.get_or_create(run=run, turn=p["turn"])
-        turn.text += p.get("text", "")
-        turn.save(update_fields=["text"])
-    elif type == "repair_turn":
-        RepairTurn.objects.update_or_create(
-            run=run,
-            turn=p["turn"],
-            defaults={
-                "text": p.get("text", ""),
-                "submitted": bool(p.get("submitted")),
-                "code": p.get("code") or "",
-                "previous_code": _code_before_turn(run, p["turn"]),
-                "feedback": p.get("feedback") or [],
-                "parse_error": p.get("parse_error") or "",
-                "done": True,
-            },
-        )
-    elif type == "execution":
-        Execution.objects.update_or_create(
-            run=run,
-            candidate=p["candidate"],
-            turn=p.get("turn") or 0,
-            test=p["test"],
-            defaults={
-                "public": bool(p.get("public", True)),
-                "status": p.get("status", ""),
-                "output": p.get("output") or "",
-                "passed": bool(p.get("passed")),
-                "expected": p.get("expected"),
-                "message": p.get("message") or "",
-                "verification": p.get("verification"),
-            },
-        )
-    elif type in FINAL_STATUS:
-        run.status = FINAL_STATUS[type]
-        run.finished_at = timezone.now()
-        if type == "run_finished":
-            run.result = p
-            run.final_candidate = p.get("candidate")
-            run.final_code = p.get("code") or ""
-            run.totals = p.get("totals") or {}
-        elif type == "run_failed":
-            run.error = p.get("message") or p.get("error") or "failed"
-        else:
-            run.error = p.get("reason") or "cancelled"
+    handler = HANDLERS.get(type)
+    if handler is not None:
+        handler(run, p)
 
 
-def _apply_selected(run: Run, p: dict[str, Any]) -> None:
+def _run_started(run: Run, p: dict[str, Any]) -> None:
+    run.status = Run.RUNNING
+    run.provenance = p.get("provenance") or {}
+    run.started_at = run.started_at or timezone.now()
+
+
+def _stage(run: Run, p: dict[str, Any]) -> None:
+    """Keyed by stage, and by repair turn for the re-simulations of turn t."""
+    name = p.get("stage", "?") + (f" (turn {p['turn']})" if p.get("turn") else "")
+    rerun = p.get("rerun") and p.get("state") == "started"  # "Run for real": a fresh stage
+    before = {} if rerun else run.stages.get(name, {})
+    stage = {**before, **{k: v for k, v in p.items() if k != "stage"}}
+    run.stages = {**run.stages, name: stage}
+    if rerun:  # it re-runs every program: the old rows go
+        Execution.objects.filter(run=run).delete()
+
+
+def _candidate_delta(run: Run, p: dict[str, Any]) -> None:
+    cand, _ = Candidate.objects.get_or_create(run=run, index=p["candidate"])
+    cand.text += p.get("text", "")
+    cand.save(update_fields=["text"])
+
+
+def _candidate_done(run: Run, p: dict[str, Any]) -> None:
+    Candidate.objects.update_or_create(
+        run=run,
+        index=p["candidate"],
+        defaults={
+            "text": p.get("text", ""),
+            "code": p.get("code") or "",
+            "parse_error": p.get("parse_error") or "",
+            "tokens": p.get("tokens") or 0,
+            "finish_reason": p.get("finish_reason") or "",
+            "done": True,
+        },
+    )
+
+
+def _simulation_delta(run: Run, p: dict[str, Any]) -> None:
+    sim, _ = Simulation.objects.get_or_create(
+        run=run,
+        turn=p.get("turn", 0),
+        candidate=p["candidate"],
+        test=p["test"],
+        sample=p.get("sample", 0),
+    )
+    sim.text += p.get("text", "")
+    sim.save(update_fields=["text"])
+
+
+def _simulation_done(run: Run, p: dict[str, Any]) -> None:
+    Simulation.objects.update_or_create(
+        run=run,
+        turn=p.get("turn", 0),
+        candidate=p["candidate"],
+        test=p["test"],
+        sample=p.get("sample", 0),
+        defaults={
+            "text": p.get("text", ""),
+            "predicted": p.get("predicted"),
+            "parse_error": p.get("parse_error") or "",
+            "tokens": p.get("tokens") or 0,
+            "done": True,
+        },
+    )
+
+
+def _verdict(run: Run, p: dict[str, Any]) -> None:
+    Verdict.objects.update_or_create(
+        run=run,
+        turn=p.get("turn", 0),
+        candidate=p["candidate"],
+        test=p["test"],
+        defaults={
+            "expected": p.get("expected", ""),
+            "simulated": p.get("simulated"),
+            "match": bool(p.get("match")),
+            "source": p.get("source") or "simulated",
+            "real": p.get("real"),
+        },
+    )
+
+
+def _selected(run: Run, p: dict[str, Any]) -> None:
     run.selected = p
     if p.get("seed") is not None:
         run.seed = p["seed"]
@@ -244,6 +214,88 @@ def _apply_selected(run: Run, p: dict[str, Any]) -> None:
         Candidate.objects.filter(run=run, index=int(index)).update(score=score)
     Candidate.objects.filter(run=run).update(selected=False)
     Candidate.objects.filter(run=run, index=p.get("candidate")).update(selected=True)
+
+
+def _repair_delta(run: Run, p: dict[str, Any]) -> None:
+    turn, _ = RepairTurn.objects.get_or_create(run=run, turn=p["turn"])
+    turn.text += p.get("text", "")
+    turn.save(update_fields=["text"])
+
+
+def _repair_turn(run: Run, p: dict[str, Any]) -> None:
+    RepairTurn.objects.update_or_create(
+        run=run,
+        turn=p["turn"],
+        defaults={
+            "text": p.get("text", ""),
+            "submitted": bool(p.get("submitted")),
+            "code": p.get("code") or "",
+            "previous_code": _code_before_turn(run, p["turn"]),
+            "feedback": p.get("feedback") or [],
+            "parse_error": p.get("parse_error") or "",
+            "done": True,
+        },
+    )
+
+
+def _execution(run: Run, p: dict[str, Any]) -> None:
+    Execution.objects.update_or_create(
+        run=run,
+        candidate=p["candidate"],
+        turn=p.get("turn") or 0,
+        test=p["test"],
+        defaults={
+            "public": bool(p.get("public", True)),
+            "status": p.get("status", ""),
+            "output": p.get("output") or "",
+            "passed": bool(p.get("passed")),
+            "expected": p.get("expected"),
+            "message": p.get("message") or "",
+            "verification": p.get("verification"),
+        },
+    )
+
+
+def _run_finished(run: Run, p: dict[str, Any]) -> None:
+    _end(run, Run.FINISHED)
+    run.result = p
+    run.final_candidate = p.get("candidate")
+    run.final_code = p.get("code") or ""
+    run.totals = p.get("totals") or {}
+
+
+def _run_failed(run: Run, p: dict[str, Any]) -> None:
+    _end(run, Run.FAILED)
+    run.error = p.get("message") or p.get("error") or "failed"
+
+
+def _run_cancelled(run: Run, p: dict[str, Any]) -> None:
+    _end(run, Run.CANCELLED)
+    run.error = p.get("reason") or "cancelled"
+
+
+def _end(run: Run, status: str) -> None:
+    run.status = status
+    run.finished_at = timezone.now()
+
+
+# What each event type (docs/events.md) changes in the rows the pages read; every event is also a RunEvent.
+HANDLERS: dict[str, Callable[[Run, dict[str, Any]], None]] = {
+    "run_started": _run_started,
+    "stage": _stage,
+    "candidate_delta": _candidate_delta,
+    "candidate_done": _candidate_done,
+    "simulation_delta": _simulation_delta,
+    "simulation_done": _simulation_done,
+    "verdict": _verdict,
+    "selected": _selected,
+    "repair_delta": _repair_delta,
+    "repair_turn": _repair_turn,
+    "execution": _execution,
+    "run_finished": _run_finished,
+    "run_failed": _run_failed,
+    "run_cancelled": _run_cancelled,
+}
 
 
 def _code_before_turn(run: Run, turn: int) -> str:

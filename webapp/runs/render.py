@@ -15,7 +15,6 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
-from simulator.pipeline.events import FINAL_TYPES
 from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
 from webapp.runs.privacy import hidden_tests
 from webapp.runs.views_context import run_context, sim_dom, verdict_dom
@@ -73,76 +72,132 @@ def render_messages(run_id: Any, after: int, through: int | None = None) -> list
 
 
 def _parts(run: Run | Any, event: dict[str, Any]) -> list[Part]:
-    type_, p = event["type"], event["payload"]
-    parts: list[Part] = []
     if not isinstance(run, Run):
         run = Run.objects.select_related("problem").get(id=run)
-    if type_ == "candidate_delta":
-        parts.append(_append(f"cand-{p['candidate']}-text", p.get("text", "")))
-    elif type_ == "candidate_done":
-        cand = Candidate.objects.filter(run=run, index=p["candidate"]).first()
-        if cand:
-            parts.append(_partial("candidate_code.html", cand=cand, c=cand.index))
-    elif type_ == "simulation_delta":
-        dom = sim_dom(p["candidate"], p["test"], p.get("sample", 0), p.get("turn", 0))
-        parts.append(_append(f"{dom}-text", p.get("text", "")))
-    elif type_ == "simulation_done":
-        sim = Simulation.objects.filter(
-            run=run,
-            turn=p.get("turn", 0),
-            candidate=p["candidate"],
-            test=p["test"],
-            sample=p.get("sample", 0),
-        ).first()
-        if sim:
-            dom = sim_dom(sim.candidate, sim.test, sim.sample, sim.turn)
-            parts.append(_partial("simulation_result.html", sim=sim, dom=dom))
-    elif type_ == "verdict":
-        verdict = Verdict.objects.filter(
-            run=run, turn=p.get("turn", 0), candidate=p["candidate"], test=p["test"]
-        ).first()
-        if verdict:
-            dom = verdict_dom(verdict.candidate, verdict.test, verdict.turn)
-            parts.append(_partial("verdict_cell.html", verdict=verdict, dom=dom))
-    elif type_ == "selected":
-        parts.append(_partial("selected.html", run=run))
-        for cand in Candidate.objects.filter(run=run):
-            parts.append(_partial("candidate_badge.html", cand=cand, c=cand.index))
-    elif type_ == "repair_delta":
-        parts.append(_append(f"repair-{p['turn']}-text", p.get("text", "")))
-    elif type_ == "repair_turn":
-        turn = RepairTurn.objects.filter(run=run, turn=p["turn"]).first()
-        if turn:
-            parts.append(_partial("repair_body.html", turn=turn, no=turn.turn))
-    elif type_ == "execution":
-        execution = Execution.objects.filter(
-            run=run, candidate=p["candidate"], turn=p.get("turn") or 0, test=p["test"]
-        ).first()
-        if execution:  # share-link readers get no explorer links and see no private test
-            parts.append(_for_viewer("execution_row.html", {"run": run, "x": execution, "append": True}))
-    ctx: dict[str, Any] | None = None
-    if type_ == "stage" and p.get("rerun"):  # "Run for real" (webapp.runs.real)
+    handler = HANDLERS.get(event["type"])
+    parts = handler(run, event["payload"]) if handler is not None else []
+    return [*parts, seq_marker(int(event["seq"]))]
+
+
+def _run_started(run: Run, p: dict[str, Any]) -> list[Part]:
+    ctx = run_context(run)
+    return [_status(ctx), _for_viewer("provenance.html", ctx)]
+
+
+def _stage(run: Run, p: dict[str, Any]) -> list[Part]:
+    ctx = run_context(run)
+    parts: list[Part] = []
+    if p.get("rerun"):  # "Run for real" (webapp.runs.real)
         if p.get("state") == "started":  # its rows replace the old ones
             parts.append('<div id="executions-rows" hx-swap-oob="true"></div>')
-        ctx = run_context(run)
         parts.append(_for_viewer("run_real.html", ctx))
         if p.get("state") == "finished":
             parts.append(_for_viewer("final.html", ctx))
-    if type_ in ("run_started", "stage", "run_finished", "run_failed", "run_cancelled"):
-        ctx = ctx or run_context(run)
-        parts.append(_for_viewer("status.html", ctx))
-        if type_ == "run_started":
-            parts.append(_for_viewer("provenance.html", ctx))
-        if type_ == "run_finished":
-            parts.append(_for_viewer("final.html", ctx))
-        if type_ in FINAL_TYPES:  # the turns that were never asked say why
-            parts += [
-                _partial("repair_body.html", turn=r["turn"], no=r["no"], skipped=r["skipped"])
-                for r in ctx["repairs"]
-                if r["skipped"]
-            ]
-    parts.append(seq_marker(int(event["seq"])))
-    return parts
+    return [*parts, _status(ctx)]
+
+
+def _candidate_delta(run: Run, p: dict[str, Any]) -> list[Part]:
+    return [_append(f"cand-{p['candidate']}-text", p.get("text", ""))]
+
+
+def _candidate_done(run: Run, p: dict[str, Any]) -> list[Part]:
+    cand = Candidate.objects.filter(run=run, index=p["candidate"]).first()
+    return [_partial("candidate_code.html", cand=cand, c=cand.index)] if cand else []
+
+
+def _simulation_delta(run: Run, p: dict[str, Any]) -> list[Part]:
+    dom = sim_dom(p["candidate"], p["test"], p.get("sample", 0), p.get("turn", 0))
+    return [_append(f"{dom}-text", p.get("text", ""))]
+
+
+def _simulation_done(run: Run, p: dict[str, Any]) -> list[Part]:
+    sim = Simulation.objects.filter(
+        run=run,
+        turn=p.get("turn", 0),
+        candidate=p["candidate"],
+        test=p["test"],
+        sample=p.get("sample", 0),
+    ).first()
+    if not sim:
+        return []
+    dom = sim_dom(sim.candidate, sim.test, sim.sample, sim.turn)
+    return [_partial("simulation_result.html", sim=sim, dom=dom)]
+
+
+def _verdict(run: Run, p: dict[str, Any]) -> list[Part]:
+    verdict = Verdict.objects.filter(
+        run=run, turn=p.get("turn", 0), candidate=p["candidate"], test=p["test"]
+    ).first()
+    if not verdict:
+        return []
+    dom = verdict_dom(verdict.candidate, verdict.test, verdict.turn)
+    return [_partial("verdict_cell.html", verdict=verdict, dom=dom)]
+
+
+def _selected(run: Run, p: dict[str, Any]) -> list[Part]:
+    badges = [_partial("candidate_badge.html", cand=c, c=c.index) for c in Candidate.objects.filter(run=run)]
+    return [_partial("selected.html", run=run), *badges]
+
+
+def _repair_delta(run: Run, p: dict[str, Any]) -> list[Part]:
+    return [_append(f"repair-{p['turn']}-text", p.get("text", ""))]
+
+
+def _repair_turn(run: Run, p: dict[str, Any]) -> list[Part]:
+    turn = RepairTurn.objects.filter(run=run, turn=p["turn"]).first()
+    return [_partial("repair_body.html", turn=turn, no=turn.turn)] if turn else []
+
+
+def _execution(run: Run, p: dict[str, Any]) -> list[Part]:
+    execution = Execution.objects.filter(
+        run=run, candidate=p["candidate"], turn=p.get("turn") or 0, test=p["test"]
+    ).first()
+    if not execution:
+        return []
+    # share-link readers get no explorer links and see no private test
+    return [_for_viewer("execution_row.html", {"run": run, "x": execution, "append": True})]
+
+
+def _run_finished(run: Run, p: dict[str, Any]) -> list[Part]:
+    ctx = run_context(run)
+    return [_status(ctx), _for_viewer("final.html", ctx), *_skipped_turns(ctx)]
+
+
+def _run_failed_or_cancelled(run: Run, p: dict[str, Any]) -> list[Part]:
+    ctx = run_context(run)
+    return [_status(ctx), *_skipped_turns(ctx)]
+
+
+def _status(ctx: dict[str, Any]) -> Part:
+    return _for_viewer("status.html", ctx)
+
+
+def _skipped_turns(ctx: dict[str, Any]) -> list[Part]:
+    """Once the run ended, the repair turns that were never asked say why."""
+    return [
+        _partial("repair_body.html", turn=r["turn"], no=r["no"], skipped=r["skipped"])
+        for r in ctx["repairs"]
+        if r["skipped"]
+    ]
+
+
+# The fragments each event type (docs/events.md) changes, before the sequence marker every event ends with.
+HANDLERS: dict[str, Callable[[Run, dict[str, Any]], list[Part]]] = {
+    "run_started": _run_started,
+    "stage": _stage,
+    "candidate_delta": _candidate_delta,
+    "candidate_done": _candidate_done,
+    "simulation_delta": _simulation_delta,
+    "simulation_done": _simulation_done,
+    "verdict": _verdict,
+    "selected": _selected,
+    "repair_delta": _repair_delta,
+    "repair_turn": _repair_turn,
+    "execution": _execution,
+    "run_finished": _run_finished,
+    "run_failed": _run_failed_or_cancelled,
+    "run_cancelled": _run_failed_or_cancelled,
+}
 
 
 def seq_marker(seq: int) -> str:
