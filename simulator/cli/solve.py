@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.console import Console
 from rich.markup import escape
@@ -203,11 +203,21 @@ class _JsonPrinter(_Printer):
 
 
 class _RichPrinter(_Printer):
+    """Human output. ``HANDLERS`` maps each event type a printer shows (docs/events.md) to its method
+    for it; the other events print nothing."""
+
+    HANDLERS: ClassVar[dict[str, Callable[[Any, Event], None]]] = {}
+
     def __init__(self) -> None:
         self.out = Console(highlight=False, soft_wrap=True)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
 
-    def started(self, event: Event) -> None:
+    def show(self, event: Event) -> None:
+        handler = self.HANDLERS.get(event.type)
+        if handler is not None:
+            handler(self, event)
+
+    def _run_started(self, event: Event) -> None:
         prov = event.payload["provenance"]
         weights = str(prov.get("weights_sha256", "unknown"))[:12]
         self.out.print(
@@ -215,11 +225,11 @@ class _RichPrinter(_Printer):
             f"seed {prov['seed']} · {prov['code_version']}"
         )
 
-    def failed(self, event: Event) -> None:
+    def _run_failed(self, event: Event) -> None:
         p = event.payload
         self.err.print(f"[bold red]run failed[/] ({p['error']}): {escape(p['message'])}")
 
-    def cancelled(self, event: Event) -> None:
+    def _run_cancelled(self, event: Event) -> None:
         self.err.print(f"[yellow]run cancelled[/]: {escape(event.payload['reason'])}")
 
 
@@ -260,64 +270,33 @@ class _SolvePrinter(_RichPrinter):
         self.status.stop()
 
     def show(self, event: Event) -> None:
-        p = event.payload
-        kind = event.type
         self.line.heard()
-        if kind in ("candidate_delta", "simulation_delta", "repair_delta"):
-            self.streamed += 1
-            self.line.text = f"streaming ({self.streamed} chunks, {self.verdicts} verdicts)"
-        elif kind == "run_started":
-            self.started(event)
-        elif kind == "stage" and p["state"] == "started":
+        if event.is_final:  # the status line goes before the last lines print
+            self.status.stop()
+        super().show(event)
+
+    def _delta(self, event: Event) -> None:
+        """Any streamed text (candidate, simulation, repair): counted on the status line."""
+        self.streamed += 1
+        self.line.text = f"streaming ({self.streamed} chunks, {self.verdicts} verdicts)"
+
+    def _stage(self, event: Event) -> None:
+        p = event.payload
+        if p["state"] == "started":
             turn = f" (turn {p['turn']})" if p.get("turn") else ""
             self.line.text = f"{p['stage']}{turn} ..."
-        elif kind == "candidate_done":
-            title = f"candidate {p['candidate']} ({p['tokens']} tokens)"
-            if p["code"] is None:
-                self.out.print(f"[red]{title}: {escape(p['parse_error'])}[/]")
-            else:
-                self.out.print(Panel(Syntax(p["code"].rstrip(), "python"), title=title, title_align="left"))
-        elif kind == "verdict":
-            self.verdicts += 1
-            self.out.print(self._verdict(p))
-        elif kind == "selected":
-            self.out.print(
-                f"[bold]selected candidate {p['candidate']}[/]: {p['reason']} (scores {p['scores']})"
-            )
-        elif kind == "repair_turn":
-            self._repair(p)
-        elif kind == "execution":
-            mark = "[green]pass[/]" if p["passed"] else "[red]fail[/]"
-            where = "public" if p["public"] else "private"
-            line = f"real run · test {p['test']} ({where}): {mark} {p['status']}"
-            if p.get("verification"):
-                line += f" · simulation {_short(p['verification']['summary'], 200)}"
-            self.out.print(line)
-        elif kind == "run_finished":
-            self.status.stop()
-            summary = (
-                f"candidate {p['candidate']} · "
-                f"{p['passed_public_simulated']}/{p['public_tests']} public tests by {p['judged_by']} · "
-                f"{p['turns_used']} repair turn(s)"
-                f"{' · submitted' if p['submitted'] else ''}"
-            )
-            if p.get("real"):
-                r = p["real"]
-                summary += f" · real: {r['passed_public']}/{r['public_tests']} public, "
-                summary += f"{r['passed_private']}/{r['private_tests']} private"
-            self.out.print(
-                Panel(Syntax(p["code"].rstrip(), "python"), title="final program", title_align="left")
-            )
-            totals = p["totals"]
-            self.out.print(f"{summary} · {totals['tokens']} tokens in {totals['seconds']:.1f} s")
-        elif kind == "run_failed":
-            self.status.stop()
-            self.failed(event)
-        elif kind == "run_cancelled":
-            self.status.stop()
-            self.cancelled(event)
 
-    def _verdict(self, p: dict[str, Any]) -> str:
+    def _candidate_done(self, event: Event) -> None:
+        p = event.payload
+        title = f"candidate {p['candidate']} ({p['tokens']} tokens)"
+        if p["code"] is None:
+            self.out.print(f"[red]{title}: {escape(p['parse_error'])}[/]")
+        else:
+            self.out.print(Panel(Syntax(p["code"].rstrip(), "python"), title=title, title_align="left"))
+
+    def _verdict(self, event: Event) -> None:
+        p = event.payload
+        self.verdicts += 1
         mark = "[green]match[/]" if p["match"] else "[red]differs[/]"
         got = p["simulated"] if p["source"] == "simulated" else (p.get("real") or {}).get("output")
         got = "(no answer)" if got is None else got
@@ -333,9 +312,14 @@ class _SolvePrinter(_RichPrinter):
             line += f" · real {real['status']} {_short(real['output'])}"
             if real.get("verification"):
                 line += f" · simulation {_short(real['verification']['summary'], 200)}"
-        return line
+        self.out.print(line)
 
-    def _repair(self, p: dict[str, Any]) -> None:
+    def _selected(self, event: Event) -> None:
+        p = event.payload
+        self.out.print(f"[bold]selected candidate {p['candidate']}[/]: {p['reason']} (scores {p['scores']})")
+
+    def _repair_turn(self, event: Event) -> None:
+        p = event.payload
         if p["submitted"]:
             self.out.print(f"repair turn {p['turn']}: [green]#SUBMIT[/] (the model keeps its program)")
         elif p["code"] is not None:
@@ -344,39 +328,84 @@ class _SolvePrinter(_RichPrinter):
         else:
             self.out.print(f"repair turn {p['turn']}: [red]{escape(p['parse_error'])}[/]")
 
+    def _execution(self, event: Event) -> None:
+        p = event.payload
+        mark = "[green]pass[/]" if p["passed"] else "[red]fail[/]"
+        where = "public" if p["public"] else "private"
+        line = f"real run · test {p['test']} ({where}): {mark} {p['status']}"
+        if p.get("verification"):
+            line += f" · simulation {_short(p['verification']['summary'], 200)}"
+        self.out.print(line)
+
+    def _run_finished(self, event: Event) -> None:
+        p = event.payload
+        summary = (
+            f"candidate {p['candidate']} · "
+            f"{p['passed_public_simulated']}/{p['public_tests']} public tests by {p['judged_by']} · "
+            f"{p['turns_used']} repair turn(s)"
+            f"{' · submitted' if p['submitted'] else ''}"
+        )
+        if p.get("real"):
+            r = p["real"]
+            summary += f" · real: {r['passed_public']}/{r['public_tests']} public, "
+            summary += f"{r['passed_private']}/{r['private_tests']} private"
+        self.out.print(Panel(Syntax(p["code"].rstrip(), "python"), title="final program", title_align="left"))
+        totals = p["totals"]
+        self.out.print(f"{summary} · {totals['tokens']} tokens in {totals['seconds']:.1f} s")
+
+    HANDLERS = {
+        "run_started": _RichPrinter._run_started,
+        "stage": _stage,
+        "candidate_delta": _delta,
+        "candidate_done": _candidate_done,
+        "simulation_delta": _delta,
+        "verdict": _verdict,
+        "selected": _selected,
+        "repair_delta": _delta,
+        "repair_turn": _repair_turn,
+        "execution": _execution,
+        "run_finished": _run_finished,
+        "run_failed": _RichPrinter._run_failed,
+        "run_cancelled": _RichPrinter._run_cancelled,
+    }
+
 
 class _SimulatePrinter(_RichPrinter):
     """Human output for ``simulate``: the NLEX as it streams, then every claim checked."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def _simulation_delta(self, event: Event) -> None:
+        self.out.print(event.payload["text"], end="", markup=False)
 
-    def show(self, event: Event) -> None:
+    def _simulation_done(self, event: Event) -> None:
         p = event.payload
-        if event.type == "run_started":
-            self.started(event)
-        elif event.type == "simulation_delta":
-            self.out.print(p["text"], end="", markup=False)
-        elif event.type == "simulation_done":
-            self.out.print()
-            if p["parse_error"]:
-                self.out.print(f"[red]sample {p['sample']}: {escape(p['parse_error'])}[/]")
-            else:
-                self.out.print(f"[bold]predicted[/] (sample {p['sample']}): {_short(p['predicted'], 200)}")
-        elif event.type == "execution":
-            self.out.print(
-                f"[bold]real run[/]: {p['status']} {_short(p['output'], 200)} {escape(p['message'] or '')}"
-            )
-            verification = p.get("verification")
-            if verification:
-                self.out.print(report(Verification.from_dict(verification)), markup=False)
-        elif event.type == "run_finished":
-            verdict = "[green]matches[/]" if p["match"] else "[red]differs from[/]"
-            self.out.print(f"the prediction {verdict} the real output")
-        elif event.type == "run_failed":
-            self.failed(event)
-        elif event.type == "run_cancelled":
-            self.cancelled(event)
+        self.out.print()
+        if p["parse_error"]:
+            self.out.print(f"[red]sample {p['sample']}: {escape(p['parse_error'])}[/]")
+        else:
+            self.out.print(f"[bold]predicted[/] (sample {p['sample']}): {_short(p['predicted'], 200)}")
+
+    def _execution(self, event: Event) -> None:
+        p = event.payload
+        self.out.print(
+            f"[bold]real run[/]: {p['status']} {_short(p['output'], 200)} {escape(p['message'] or '')}"
+        )
+        verification = p.get("verification")
+        if verification:
+            self.out.print(report(Verification.from_dict(verification)), markup=False)
+
+    def _run_finished(self, event: Event) -> None:
+        verdict = "[green]matches[/]" if event.payload["match"] else "[red]differs from[/]"
+        self.out.print(f"the prediction {verdict} the real output")
+
+    HANDLERS = {
+        "run_started": _RichPrinter._run_started,
+        "simulation_delta": _simulation_delta,
+        "simulation_done": _simulation_done,
+        "execution": _execution,
+        "run_finished": _run_finished,
+        "run_failed": _RichPrinter._run_failed,
+        "run_cancelled": _RichPrinter._run_cancelled,
+    }
 
 
 def _short(value: Any, limit: int = 60) -> str:

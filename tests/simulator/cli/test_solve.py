@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from simulator.cli import main
+from simulator.cli.solve import _SimulatePrinter, _SolvePrinter
 from simulator.llm.testing import FakeModelServer, PipelineScript
+from simulator.pipeline import EVENT_TYPES, FINAL_TYPES
 
 REPO = Path(__file__).resolve().parents[3]
 SQUARE = REPO / "examples" / "square.json"
@@ -169,6 +171,12 @@ def test_simulate_needs_a_readable_program(tmp_path, capsys) -> None:
     program.write_text("x = 1\n")
     assert main(["simulate", str(program), "--call", "f(("]) == 2
     assert "call is not a Python expression" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("printer", [_SolvePrinter, _SimulatePrinter])
+def test_the_printers_handle_only_real_event_types_and_say_how_a_run_ended(printer) -> None:
+    assert set(printer.HANDLERS) <= set(EVENT_TYPES)  # a renamed event would never print
+    assert set(printer.HANDLERS) >= FINAL_TYPES
 
 
 if sys.platform == "win32":  # pragma: no cover
