@@ -20,6 +20,7 @@ with no ``assert f(args) == value``) is skipped and listed in ``extra.unconverte
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,29 +87,51 @@ def summarize_events(events: list[dict[str, Any]]) -> dict[str, Any]:
         "prompt_too_long": 0,
     }
     for event in events:
-        kind, p = event["type"], event["payload"]
-        if kind == "candidate_done":
-            out["solve"][1] += 1
-            out["solve"][0] += p["code"] is None
-            if p["candidate"] == 0:
-                out["initial"] = p["code"]
-        elif kind == "simulation_done":
-            if (p.get("parse_error") or "").startswith(PROMPT_TOO_LONG):
-                out["prompt_too_long"] += 1
-                continue
-            out["simulate"][1] += 1
-            out["simulate"][0] += p["predicted"] is None
-        elif kind == "repair_turn":
-            if (p.get("parse_error") or "").startswith(PROMPT_TOO_LONG):
-                out["prompt_too_long"] += 1
-                continue
-            out["repair"][1] += 1
-            out["repair"][0] += not p["submitted"] and p["code"] is None
-        elif kind == "run_finished":
-            out.update(final=p["code"], turns_used=p["turns_used"], submitted=p["submitted"])
-        elif kind == "run_failed":
-            out["error"] = {"error": p["error"], "message": p["message"]}
+        handler = HANDLERS.get(event["type"])
+        if handler is not None:
+            handler(out, event["payload"])
     return out
+
+
+def _candidate_done(out: dict[str, Any], p: dict[str, Any]) -> None:
+    out["solve"][1] += 1
+    out["solve"][0] += p["code"] is None
+    if p["candidate"] == 0:
+        out["initial"] = p["code"]
+
+
+def _simulation_done(out: dict[str, Any], p: dict[str, Any]) -> None:
+    if (p.get("parse_error") or "").startswith(PROMPT_TOO_LONG):
+        out["prompt_too_long"] += 1
+        return
+    out["simulate"][1] += 1
+    out["simulate"][0] += p["predicted"] is None
+
+
+def _repair_turn(out: dict[str, Any], p: dict[str, Any]) -> None:
+    if (p.get("parse_error") or "").startswith(PROMPT_TOO_LONG):
+        out["prompt_too_long"] += 1
+        return
+    out["repair"][1] += 1
+    out["repair"][0] += not p["submitted"] and p["code"] is None
+
+
+def _run_finished(out: dict[str, Any], p: dict[str, Any]) -> None:
+    out.update(final=p["code"], turns_used=p["turns_used"], submitted=p["submitted"])
+
+
+def _run_failed(out: dict[str, Any], p: dict[str, Any]) -> None:
+    out["error"] = {"error": p["error"], "message": p["message"]}
+
+
+# The events (docs/events.md) that change a run's summary, each with what it adds to it.
+HANDLERS: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
+    "candidate_done": _candidate_done,
+    "simulation_done": _simulation_done,
+    "repair_turn": _repair_turn,
+    "run_finished": _run_finished,
+    "run_failed": _run_failed,
+}
 
 
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:

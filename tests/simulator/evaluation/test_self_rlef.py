@@ -17,6 +17,7 @@ from simulator.evaluation import self_rlef
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer, parse_simulate_prompt
+from simulator.pipeline import EVENT_TYPES
 from simulator.prompts import kind_of
 from tests.simulator.evaluation.eval_doubles import fake_client, write_jsonl
 
@@ -226,3 +227,7 @@ async def test_self_rlef_skips_items_it_cannot_convert_counts_them_and_goes_on(t
     assert json.loads((tmp_path / "out" / "results.json").read_text())["extra"]["unconverted"][0]["id"] == "5"
     report = (tmp_path / "out" / "report.md").read_text()
     assert f"Skipped 1 item that could not be converted: 5 ({reason})" in report
+
+
+def test_the_summary_handles_only_real_event_types() -> None:
+    assert set(self_rlef.HANDLERS) <= set(EVENT_TYPES)  # a renamed event would silently count nothing
