@@ -11,25 +11,23 @@ reward does not apply to (TRL then ignores it for that reward).
 
 Each is a small class (picklable, unlike a closure) whose only state is its settings. Whatever runs
 model text goes through the sandbox, ``simulator.execution.run_many``; a test may pass another
-``executor`` with the same signature (``list[Program] -> list[ExecutionResult]``). Comparisons of two
-Python literals are done here with ``ast.literal_eval``, which evaluates nothing.
+``executor`` of its shape (``simulator.execution.RunPrograms``). Comparisons of two Python literals are
+done here with ``ast.literal_eval``, which evaluates nothing.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from simulator.compare import DEFAULT_TOLERANCE, NOT_LITERAL, literal, outputs_match, same_value
+from simulator.execution import RunPrograms, run_many
 from simulator.execution.program import Program
-from simulator.execution.result import ExecutionResult
 from simulator.prompts.parsing import extract_code as parse_code
 from simulator.prompts.parsing import final_text_start, parse_answer_block, predicted_output
 from simulator.questions import QuestionSet, score_answers
-
-Executor = Callable[[list[Program]], list[ExecutionResult]]
 
 WHITE_BOX_ALPHA = 0.5
 CRUXEVAL_TIMEOUT_S = 3.0
@@ -79,15 +77,6 @@ def _columns(kwargs: dict[str, Any], count: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _default_executor(programs: list[Program]) -> list[ExecutionResult]:
-    from simulator import execution
-
-    run_many = getattr(execution, "run_many", None)
-    if run_many is None:
-        raise RuntimeError("simulator.execution.run_many is not available: the sandbox is not installed")
-    return list(run_many(programs))
-
-
 # --- output prediction (Self-Exec) -----------------------------------------------------------------
 
 
@@ -133,7 +122,7 @@ class OutputPredictionReward:
 
     kind: str = "stdin"
     default_entry_point: str = "f"
-    executor: Executor | None = None
+    executor: RunPrograms | None = None
     timeout_s: float = CRUXEVAL_TIMEOUT_S
 
     @property
@@ -183,7 +172,7 @@ class OutputPredictionReward:
     def _run(self, to_run: list[tuple[int, Program]], rewards: list[float | None]) -> None:
         if not to_run:
             return
-        results = (self.executor or _default_executor)([program for _, program in to_run])
+        results = (self.executor or run_many)([program for _, program in to_run])
         for (i, _), result in zip(to_run, results, strict=True):
             rewards[i] = 1.0 if result.status == "ok" else -1.0
 
@@ -229,7 +218,7 @@ class WhiteBoxReward:
 
     alpha: float = WHITE_BOX_ALPHA
     default_entry_point: str = "f"
-    executor: Executor | None = None
+    executor: RunPrograms | None = None
     timeout_s: float = WHITE_BOX_TIMEOUT_S
 
     @property
@@ -255,7 +244,7 @@ class WhiteBoxReward:
             else:
                 pending.append((i, *outcome))
         if pending:
-            results = (self.executor or _default_executor)([program for _, program, _ in pending])
+            results = (self.executor or run_many)([program for _, program, _ in pending])
             for (i, _, on_pass), result in zip(pending, results, strict=True):
                 rewards[i] = on_pass if result.status == "ok" else 0.0
         return rewards
@@ -383,7 +372,7 @@ class UnitTestReward:
     ``float_tolerance``). Items without ``tests`` get None.
     """
 
-    executor: Executor | None = None
+    executor: RunPrograms | None = None
     timeout_s: float = 3.0
 
     @property
@@ -416,7 +405,7 @@ class UnitTestReward:
                     program = Program(code=prefix + code, tests=(str(test),), timeout_s=self.timeout_s)
                     jobs.append((i, program, None, tolerance))
         if jobs:
-            results = (self.executor or _default_executor)([program for _, program, _, _ in jobs])
+            results = (self.executor or run_many)([program for _, program, _, _ in jobs])
             passed = dict.fromkeys(counts, 0)
             for (i, _, expected, tolerance), result in zip(jobs, results, strict=True):
                 if result.status != "ok":

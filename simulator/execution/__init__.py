@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from simulator.execution.trace import DEFAULT_MAX_STEPS, Trace
 
 if TYPE_CHECKING:
-    from simulator.execution.pool import Pool, Progress, default_pool
+    from simulator.execution.pool import Pool, Progress, RunPrograms, default_pool
     from simulator.execution.program import Program
     from simulator.execution.result import STATUSES, ExecutionResult
     from simulator.execution.sandbox import Limits, SandboxError
@@ -34,6 +34,7 @@ __all__ = [
     "Limits",
     "Pool",
     "Program",
+    "RunPrograms",
     "SandboxError",
     "Trace",
     "default_pool",
@@ -44,6 +45,7 @@ __all__ = [
 _LAZY = {
     "Pool": "pool",
     "Progress": "pool",
+    "RunPrograms": "pool",
     "default_pool": "pool",
     "Program": "program",
     "STATUSES": "result",

@@ -35,6 +35,10 @@ from simulator.execution.sandbox import Limits, SandboxError, worker_command
 from simulator.execution.trace import DEFAULT_MAX_STEPS, HEADER_FIELDS, Trace, decode_steps
 from simulator.execution.worker import decode_report, write_message
 
+# A function that runs programs, results in order: ``run_many``'s shape. Code that runs model text takes
+# one (the rewards, training's synthesis), so that its unit tests can pass a test double.
+RunPrograms = Callable[[list[Program]], list[ExecutionResult]]
+
 _PROGRAM_FIELDS = tuple(field.name for field in fields(Program))
 START_TIMEOUT_S = 20.0
 ANSWER_GRACE_S = 5.0  # beyond a program's own timeout, how long the pool waits for its worker

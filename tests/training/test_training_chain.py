@@ -13,15 +13,11 @@ import pytest
 
 from simulator.llm.server import vllm_installed
 from training.data.examples import sft_examples, write_jsonl
-from training.execution import sandbox_available
 from training.paths import benchmarks_dir
 from training.synth.pipeline import SynthConfig, synthesize
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(
-        not sandbox_available(), reason="simulator.execution.run_many (the sandbox) is missing"
-    ),
     pytest.mark.skipif(not vllm_installed(), reason="vLLM is not installed (the serve extra)"),
     pytest.mark.skipif(benchmarks_dir() is None, reason="no benchmark folder (../shared/benchmarks)"),
 ]

@@ -21,8 +21,9 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from simulator.execution import RunPrograms
 from simulator.execution.program import Program
-from training.execution import Executor, run_programs
+from training.execution import run_programs
 from training.synth.analysis import features, unmet
 from training.synth.constraints import Constraint
 from training.synth.normalize import fingerprint
@@ -89,7 +90,7 @@ def _programs(records: list[SynthRecord], timeout_s: float) -> list[tuple[SynthR
 def execute(
     records: list[SynthRecord],
     rejected: Rejections,
-    executor: Executor = run_programs,
+    executor: RunPrograms = run_programs,
     timeout_s: float = EXECUTION_TIMEOUT_S,
 ) -> list[SynthRecord]:
     """Fill each input's output; drop inputs that fail; reject programs left without inputs."""
@@ -117,7 +118,7 @@ def execute(
 def deterministic(
     records: list[SynthRecord],
     rejected: Rejections,
-    executor: Executor = run_programs,
+    executor: RunPrograms = run_programs,
     timeout_s: float = EXECUTION_TIMEOUT_S,
 ) -> list[SynthRecord]:
     """Run every kept input again; a program with any output that changed is rejected."""

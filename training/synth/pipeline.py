@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from training.execution import Executor, run_programs
+from simulator.execution import RunPrograms
+from training.execution import run_programs
 from training.synth import filters
 from training.synth.card import DatasetCard
 from training.synth.constraints import draw_constraint
@@ -73,7 +74,7 @@ def generate_records(config: SynthConfig) -> list[SynthRecord]:
 def synthesize(
     config: SynthConfig,
     *,
-    executor: Executor = run_programs,
+    executor: RunPrograms = run_programs,
     benchmark_index: dict[str, str] | None = None,
     generator_model: Sampler | None = None,
     reference_model: Sampler | None = None,

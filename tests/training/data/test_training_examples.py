@@ -14,11 +14,8 @@ from training.data.examples import (
     rl_examples,
     sft_examples,
 )
-from training.execution import sandbox_available
 from training.paths import benchmarks_dir
 from training.synth.records import IOPair, SynthRecord
-
-needs_sandbox = pytest.mark.skipif(not sandbox_available(), reason="simulator.execution.run_many is missing")
 
 CODE = (
     "def f(nums):\n    total = 0\n    for v in nums:\n        if v % 2 == 0:\n"
@@ -38,7 +35,6 @@ def program() -> SynthRecord:
     return SynthRecord("p1", "rules", 3, constraint, CODE, io=[IOPair("[1, 2, 4]", "original", "12", "int")])
 
 
-@needs_sandbox
 def test_sft_examples_narrate_real_traces_in_both_styles():
     examples = sft_examples([program()])
     by_style = {e["style"]: e for e in examples}
@@ -51,7 +47,6 @@ def test_sft_examples_narrate_real_traces_in_both_styles():
     assert "<output>\n12\n</output>" in stdin["completion"]
 
 
-@needs_sandbox
 def test_cruxeval_style_uses_the_evaluation_prompt_and_shares_the_call_trace():
     from simulator.evaluation import cruxeval
     from training.execution import trace_programs
@@ -69,12 +64,10 @@ def test_cruxeval_style_uses_the_evaluation_prompt_and_shares_the_call_trace():
     assert len(traced) == 1  # one program, one trace, two prompts
 
 
-@needs_sandbox
 def test_overlong_narrations_are_dropped_not_truncated():
     assert sft_examples([program()], styles=("call",), max_completion_chars=50) == []
 
 
-@needs_sandbox
 def test_rl_examples_carry_the_white_box_reward_columns():
     from training.rl.train import resolve_reward
 
