@@ -34,6 +34,37 @@ def test_simulator_never_imports_the_web_app_training_or_django() -> None:
     assert offenders == []
 
 
+# The core's floors, bottom up (docs/architecture.md, "The layering rule"): a module imports only
+# modules of its own package and of the floors below.
+CORE_FLOORS = (
+    ("source", "config"),
+    ("compare", "problem"),
+    ("execution", "prompts"),
+    ("nlex", "questions", "llm"),
+    ("rewards", "explore", "annotations", "agreement", "benchmarks"),
+    ("pipeline",),
+    ("evaluation",),
+    ("cli",),
+)
+
+
+def test_each_floor_of_the_core_imports_only_the_floors_below() -> None:
+    level = {name: i for i, floor in enumerate(CORE_FLOORS) for name in floor}
+    upward = []
+    for path in sorted((REPO / "simulator").rglob("*.py")):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        if len(parts) < 2 or parts[1] == "__init__" or parts[1] == "__main__":
+            continue
+        here = parts[1]
+        assert here in level, f"{here} is on no floor: add it to CORE_FLOORS and docs/architecture.md"
+        for name in imported_modules(path):
+            there = name.split(".")
+            if there[0] == "simulator" and len(there) > 1 and there[1] != here:
+                if level.get(there[1], -1) >= level[here] and there[1] in level:
+                    upward.append(f"{path.relative_to(REPO)} imports {name}")
+    assert upward == []
+
+
 def test_the_code_passes_ruff() -> None:
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     if ruff is None:
