@@ -82,8 +82,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     data.add_argument(
         "--annotations", type=Path, action="append", default=[], help="annotator export JSONL (repeatable)"
     )
-    data.add_argument("--seed", type=int, default=0, help="question selection seed")
+    data.add_argument("--seed", type=int, default=0, help="question selection, mutation and mix seed")
     data.add_argument("--rl-max-prompt-chars", type=int, help="leave out longer RL prompts (CPU runs)")
+    data.add_argument(
+        "--kinds",
+        default="simulate,repair,solve",
+        help="SFT example kinds, one per prompt the pipeline sends: simulate, repair, solve",
+    )
+    data.add_argument(
+        "--mix",
+        help="shares of the kinds in sft.jsonl, e.g. simulate=0.6,repair=0.25,solve=0.15 (default: all)",
+    )
+    data.add_argument("--repair-mutants", type=int, default=1, help="fix examples per program")
+    data.add_argument("--repair-attempts", type=int, default=6, help="mutants tried per program")
+    data.add_argument(
+        "--submit-share", type=float, default=0.5, help="share of #SUBMIT among repair examples"
+    )
+    data.add_argument(
+        "--benchmarks",
+        type=Path,
+        help="benchmark folder whose programs no mutant may match (default: ../shared/benchmarks if present)",
+    )
     data.set_defaults(handler=_data)
 
     sft = stages.add_parser(
@@ -283,11 +302,19 @@ def _data(args: argparse.Namespace) -> int:
         sft_examples,
         write_jsonl,
     )
+    from training.data.mix import MixError, card_markdown, data_card, mix, parse_kinds, parse_mix
     from training.synth.pipeline import read
 
     styles = tuple(s.strip() for s in args.styles.split(",") if s.strip())
     if not styles or any(s not in STYLES for s in styles):
         raise UsageError(f"--styles takes {', '.join(STYLES)}")
+    try:
+        kinds = parse_kinds(args.kinds)
+        shares = parse_mix(args.mix, kinds) if args.mix else None
+    except MixError as exc:
+        raise UsageError(str(exc)) from None
+    if not 0 < args.submit_share < 1 or args.repair_mutants < 1 or args.repair_attempts < 1:
+        raise UsageError("--submit-share must be in (0, 1); --repair-mutants and --repair-attempts >= 1")
     try:
         refuse_benchmarks(args.programs)
         records = read(args.programs)
@@ -295,31 +322,86 @@ def _data(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise UsageError(f"cannot read {args.programs}: {exc}") from None
+    index = _benchmark_index(args.benchmarks) if "repair" in kinds else {}
     _log_config("data", vars(args), args.out)
+    counts: dict[str, Any] = {"programs": len(records)}
+    built: dict[str, list[dict[str, Any]]] = {}
     with _Bar() as bar:
-        bar("sft examples", 0, 1)
-        limit = {"max_completion_chars": args.max_completion_chars} if args.max_completion_chars else {}
-        sft = sft_examples(records, styles=styles, **limit)
-        bar("sft examples", 1, 1)
-        counts: dict[str, Any] = {"programs": len(records), "sft_synth": len(sft)}
-        for path in args.annotations:
-            try:
-                extra, outcome = annotation_examples(path)
-            except BenchmarkDataRefused as exc:
-                raise UsageError(str(exc)) from None
-            except OSError as exc:
-                raise UsageError(f"cannot read {path}: {exc}") from None
-            sft += extra
-            counts[f"annotations:{path}"] = outcome
+        if "simulate" in kinds:
+            bar("simulate examples", 0, 1)
+            limit = {"max_completion_chars": args.max_completion_chars} if args.max_completion_chars else {}
+            built["simulate"] = sft_examples(records, styles=styles, **limit)
+            counts["sft_synth"] = len(built["simulate"])
+            for path in args.annotations:
+                try:
+                    extra, outcome = annotation_examples(path)
+                except BenchmarkDataRefused as exc:
+                    raise UsageError(str(exc)) from None
+                except OSError as exc:
+                    raise UsageError(f"cannot read {path}: {exc}") from None
+                built["simulate"] += extra
+                counts[f"annotations:{path}"] = outcome
+            bar("simulate examples", 1, 1)
+        if "repair" in kinds or "solve" in kinds:
+            built.update(_repair_and_solve(records, kinds, args, index, counts, bar))
         bar("rl examples", 0, 1)
         rl = rl_examples(records, seed=args.seed, max_prompt_chars=args.rl_max_prompt_chars)
         bar("rl examples", 1, 1)
         codegen = codegen_examples(records)
+    sft = mix(built, shares, seed=args.seed)
     counts.update(sft=write_jsonl(args.out / "sft.jsonl", sft), rl=write_jsonl(args.out / "rl.jsonl", rl))
     counts["codegen"] = write_jsonl(args.out / "codegen.jsonl", codegen)
-    (args.out / "data-card.json").write_text(json.dumps(counts, indent=2) + "\n")
-    print(json.dumps(counts, indent=2))
+    card = data_card(built=built, written=sft, shares=shares, seed=args.seed, details=counts)
+    (args.out / "data-card.json").write_text(json.dumps(card, indent=2) + "\n")
+    (args.out / "data-card.md").write_text(card_markdown(card))
+    print(json.dumps(card, indent=2))
     return 0
+
+
+def _benchmark_index(folder: Path | None) -> dict[str, str]:
+    """Fingerprints of the benchmark programs no mutant may match (empty when there is no folder)."""
+    from training.paths import benchmarks_dir
+    from training.synth.normalize import benchmark_fingerprints
+
+    bench = folder or benchmarks_dir()
+    if folder is not None and not Path(folder).is_dir():
+        raise UsageError(f"--benchmarks {folder} is not a folder")
+    return benchmark_fingerprints(Path(bench)) if bench else {}
+
+
+def _repair_and_solve(
+    records: list[Any],
+    kinds: tuple[str, ...],
+    args: argparse.Namespace,
+    index: dict[str, str],
+    counts: dict[str, Any],
+    bar: _Bar,
+) -> dict[str, list[dict[str, Any]]]:
+    """The repair and solve kinds, from the programs that pass every test in the sandbox."""
+    from training.data.problems import passing
+    from training.data.repair import repair_examples
+    from training.data.solve import solve_examples
+
+    bar("sandbox-checked programs", 0, 1)
+    checked, rejected = passing(records)
+    counts["checked_programs"] = {"passing": len(checked), **rejected}
+    bar("sandbox-checked programs", 1, 1)
+    built = {}
+    if "repair" in kinds:
+        bar("repair examples", 0, 1)
+        built["repair"], counts["repair"] = repair_examples(
+            checked,
+            seed=args.seed,
+            mutants_per_program=args.repair_mutants,
+            attempts=args.repair_attempts,
+            submit_share=args.submit_share,
+            benchmark_index=index,
+        )
+        counts["repair"]["decontaminated_against"] = len(index)
+        bar("repair examples", 1, 1)
+    if "solve" in kinds:
+        built["solve"] = solve_examples(checked)
+    return built
 
 
 def _check_model(args: argparse.Namespace) -> None:

@@ -11,9 +11,11 @@ SFT examples, from real traces narrated by ``simulator.nlex.narrator``:
   sends (``simulator.evaluation.cruxeval.messages``), so a model trained on it is measured in the
   format it learned. Only the prompt's wording differs; the programs are still synthesised ones.
 
-Each example carries ``prompt`` and ``completion`` (plain text: the user turn of the inference prompt
-and the narration) and ``messages`` (the full chat prompt ``simulator.prompts.simulate`` sends at
-inference), so SFT trains on exactly what the pipeline later asks.
+Each example carries ``kind`` (``simulate`` here; ``training.data.repair`` and ``training.data.solve``
+build the ``repair`` and ``solve`` kinds, ``training.data.mix`` mixes them), ``prompt`` and
+``completion`` (plain text: the user turn of the inference prompt and the narration) and ``messages``
+(the full chat prompt ``simulator.prompts.simulate`` sends at inference), so SFT trains on exactly what
+the pipeline later asks.
 
 RL examples (stage 1, ExecVerify's white-box task): the white-box prompt from ``simulator.questions``
 and the columns ``simulator.rewards.WhiteBoxReward`` and ``OutputPredictionReward`` read (``code``,
@@ -103,6 +105,7 @@ def sft_examples(
             continue
         examples.append(
             {
+                "kind": "simulate",
                 "prompt": messages[-1]["content"],
                 "completion": completion,
                 "messages": messages,
@@ -196,6 +199,7 @@ def annotation_examples(path: Path) -> tuple[list[dict[str, Any]], dict[str, int
         counts["kept"] += 1
         examples.append(
             {
+                "kind": "simulate",
                 "prompt": record["prompt"],
                 "completion": record["completion"],
                 "messages": [{"role": "user", "content": record["prompt"]}],

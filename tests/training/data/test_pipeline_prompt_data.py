@@ -1,0 +1,221 @@
+"""Repair and solve examples: mutants that really fail, answers the pipeline parses, prompts that are the
+pipeline's own requests byte for byte, and no benchmark program anywhere (real sandbox throughout)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from simulator.execution import run_many
+from simulator.execution.program import Program
+from simulator.llm.client import ChatClient
+from simulator.llm.testing import FakeModelServer
+from simulator.pipeline import RunSettings, run
+from simulator.prompts import kind_of, solve
+from simulator.prompts.parsing import parse_repair
+from training.data.mix import MixError, mix, parse_mix
+from training.data.mutations import KINDS, mutants, sample
+from training.data.problems import passing, synth_problem
+from training.data.repair import repair_examples
+from training.data.solve import solve_examples
+from training.synth.records import IOPair, SynthRecord
+
+CODE = (
+    "def f(nums, k):\n    total = 0\n    for v in nums:\n        if v % 2 == 0 and v > k:\n"
+    "            total += v * 2\n    return min(total, 100)"
+)
+OTHER = (
+    "def f(s):\n    out = []\n    for c in s:\n        if c not in out:\n"
+    "            out.append(c.upper())\n    return out"
+)
+
+
+def records() -> list[SynthRecord]:
+    first = SynthRecord(
+        "p1",
+        "rules",
+        3,
+        {},
+        CODE,
+        io=[
+            IOPair("[1, 2, 4, 8], 1", "original", "28", "int"),
+            IOPair("[6, 3, 10], 5", "value", "32", "int"),
+            IOPair("[40, 60], 0", "value", "100", "int"),
+        ],
+    )
+    second = SynthRecord(
+        "p2", "rules", 3, {}, OTHER, io=[IOPair("'abca'", "original", "['A', 'B', 'C', 'A']", "list")]
+    )
+    return [first, second]
+
+
+def sandbox_value(code: str, call: str) -> tuple[str, str | None]:
+    (result,) = run_many([Program(code=code, call=call)])
+    return result.status, result.value
+
+
+def test_mutants_change_one_place_and_every_kind_occurs():
+    found = mutants(CODE)
+    assert {m.kind for m in found} == set(KINDS)
+    for mutant in found:
+        changed = [
+            i
+            for i, (a, b) in enumerate(zip(CODE.split("\n"), mutant.code.split("\n"), strict=True))
+            if a != b
+        ]
+        assert changed == [mutant.line - 1], mutant
+    assert sample(CODE, random.Random(3), 4) == sample(CODE, random.Random(3), 4)  # seeded
+    # a kind first, then a site: each kind about 1/6 of the draws though most sites are variable reads
+    assert sum(m.kind == "variable" for m in found) > len(found) / 2
+    drawn = Counter(sample(CODE, random.Random(seed), 1)[0].kind for seed in range(600))
+    assert set(drawn) == set(KINDS) and min(drawn.values()) >= 60
+
+
+def test_the_synth_problem_is_shaped_like_an_mbpp_problem():
+    problem = synth_problem(records()[0])
+    assert problem is not None and problem.kind == "call" and problem.entry_point == "f"
+    assert [t.public for t in problem.tests] == [True, False, False]
+    assert "`f(nums, k)` that takes a list and an int" in problem.statement
+    assert "assert f([1, 2, 4, 8], 1) == 28" in problem.statement
+
+
+def test_fix_examples_fail_in_the_sandbox_and_their_answers_pass():
+    checked, counts = passing(records())
+    assert len(checked) == 2 and counts == {"no_problem": 0, "original_fails": 0}
+    examples, stats = repair_examples(checked, seed=0, mutants_per_program=3)
+    fixes = [e for e in examples if e["style"] == "fix"]
+    submits = [e for e in examples if e["style"] == "submit"]
+    assert fixes and len(fixes) == len(submits) == stats["fix"] == stats["submit"]  # balanced
+    by_id = {c.record.id: c for c in checked}
+    for example in fixes:
+        problem = by_id[example["program_id"]].problem
+        public = problem.public_tests[0]
+        status, value = sandbox_value(example["attempt"], f"f({public.input})")
+        assert status != "ok" or value != public.output  # the attempt really fails its public test
+        parsed = parse_repair(example["completion"], example["attempt"])
+        assert not parsed.submitted and parsed.code is not None
+        for test in problem.tests:  # the answer, read as the pipeline reads it, passes every test
+            assert sandbox_value(parsed.code, f"f({test.input})") == ("ok", test.output)
+        assert f"## Output for the attempt\n{public.output}\n" not in example["prompt"]
+    for example in submits:
+        problem = by_id[example["program_id"]].problem
+        assert parse_repair(example["completion"], example["attempt"]).submitted
+        for test in problem.tests:  # #SUBMIT answers a correct program
+            assert sandbox_value(example["attempt"], f"f({test.input})") == ("ok", test.output)
+
+
+def test_solve_examples_answer_with_the_program_in_the_prefilled_block():
+    checked, _ = passing(records())
+    examples = solve_examples(checked)
+    assert [e["program_id"] for e in examples] == ["p1", "p2"]
+    example = examples[0]
+    assert example["completion"].startswith(solve.PREFILL) and example["completion"].endswith(solve.STOP[0])
+    reply = example["completion"][len(solve.PREFILL) : -len(solve.STOP[0])]  # what the server returns
+    assert solve.parse(reply).code == CODE + "\n"
+
+
+def _pipeline_requests(problem, solve_reply: str, **settings) -> list[dict]:
+    """Every request body the real pipeline sends for ``problem`` (a fake model answers; the programs
+    run in the real sandbox)."""
+
+    def responder(body):
+        kind = kind_of(body["messages"])
+        if kind == "solve":
+            return solve_reply + solve.STOP[0]
+        if kind == "repair":
+            return "```#SUBMIT```"
+        return "[THOUGHT] t [/THOUGHT] [ANSWER] assert f(1) == 0 [/ANSWER]"
+
+    server = FakeModelServer(responder)
+
+    async def go() -> None:
+        client = ChatClient("http://fake/v1", server.model, transport=server.transport(), retries=0)
+        async with client:
+            async for _ in run(problem, RunSettings(k=1, seed=0, **settings), client, run_id="t"):
+                pass
+
+    asyncio.run(go())
+    return server.requests
+
+
+def test_every_prompt_is_the_request_the_pipeline_sends():
+    from training.data.examples import sft_examples
+
+    checked, _ = passing(records())
+    item = checked[0]
+    fix = next(
+        e for e in repair_examples(checked, seed=0)[0] if e["style"] == "fix" and e["program_id"] == "p1"
+    )
+    requests = _pipeline_requests(item.problem, fix["attempt"], turns=1, oracle=True)
+    by_kind = {kind_of(r["messages"]): r["messages"] for r in requests}
+    assert by_kind["repair"] == fix["messages"]  # oracle mode: the real output in the feedback
+    assert by_kind["solve"] == solve_examples([item])[0]["messages"]
+    submit = next(
+        e for e in repair_examples(checked, seed=0)[0] if e["style"] == "submit" and e["program_id"] == "p1"
+    )
+    requests = _pipeline_requests(item.problem, item.record.code, turns=1, oracle=True)
+    assert {kind_of(r["messages"]): r["messages"] for r in requests}["repair"] == submit["messages"]
+    requests = _pipeline_requests(item.problem, item.record.code, turns=0)  # simulates the public test
+    simulate = next(r["messages"] for r in requests if kind_of(r["messages"]) == "simulate_call")
+    example = sft_examples([item.record], styles=("call",))[0]  # the public test is the first input
+    assert example["messages"] == simulate
+
+
+def test_the_mix_keeps_shares_and_styles_and_is_seeded():
+    by_kind = {
+        "simulate": [{"kind": "simulate", "style": s, "i": i} for i, s in enumerate(["call", "stdin"] * 50)],
+        "repair": [{"kind": "repair", "style": s, "i": i} for i, s in enumerate(["fix", "submit"] * 10)],
+    }
+    shares = parse_mix("simulate=3,repair=1", ("simulate", "repair"))
+    mixed = mix(by_kind, shares, seed=1)
+    kinds = [e["kind"] for e in mixed]
+    assert kinds.count("repair") == 20 and kinds.count("simulate") == 60
+    assert sum(e["style"] == "call" for e in mixed) == 30
+    assert mixed == mix(by_kind, shares, seed=1) and mixed != mix(by_kind, shares, seed=2)
+    everything = mix(by_kind, None, seed=1)  # no shares: every example, shuffled across the kinds
+    assert sorted(map(str, everything)) == sorted(map(str, by_kind["simulate"] + by_kind["repair"]))
+    assert mix({"simulate": by_kind["simulate"]}, None) == by_kind["simulate"]  # one kind: order kept
+    with pytest.raises(MixError):
+        parse_mix("simulate=1", ("simulate", "repair"))
+
+
+def test_train_data_writes_every_kind_counts_them_and_uses_no_benchmark_program(tmp_path):
+    from simulator.cli import main
+    from training.paths import benchmarks_dir
+    from training.synth.normalize import benchmark_fingerprints, fingerprint
+    from training.synth.pipeline import SynthConfig, synthesize, write
+
+    bench = benchmarks_dir()
+    if bench is None:
+        pytest.skip("no benchmark folder (../shared/benchmarks)")
+    index = benchmark_fingerprints(bench)
+    kept, card = synthesize(SynthConfig(programs=24, seed=5), benchmark_index=index)
+    write(tmp_path / "synth", kept, card)
+    out = tmp_path / "data"
+    argv = ["train", "data", "--programs", str(tmp_path / "synth" / "programs.jsonl"), "--out", str(out)]
+    assert main([*argv, "--styles", "call", "--kinds", "simulate,repair,solve"]) == 0
+    rows = [json.loads(line) for line in (out / "sft.jsonl").read_text().splitlines()]
+    data_card = json.loads((out / "data-card.json").read_text())
+    for kind in ("simulate", "repair", "solve"):
+        assert data_card["kinds"][kind]["written"] == sum(r["kind"] == kind for r in rows) > 0
+        assert data_card["kinds"][kind]["source"]
+    assert "| repair |" in (out / "data-card.md").read_text()
+    benchmark_codes = set()
+    for path in sorted(bench.glob("*/*.jsonl")):
+        for line in path.read_text().splitlines():
+            code = json.loads(line).get("code")
+            if isinstance(code, str):
+                benchmark_codes.add(code.strip())
+    for row in rows:
+        programs = [row.get("attempt"), row.get("fixed")]
+        if row["kind"] == "solve":
+            programs.append(row["completion"][len(solve.PREFILL) : -len(solve.STOP[0])])
+        if row["kind"] == "simulate":
+            programs.append(row["prompt"].split("[PYTHON]\n", 1)[1].rsplit("\nassert ", 1)[0])
+        for code in filter(None, programs):
+            assert code.strip() not in benchmark_codes
+            assert fingerprint(code, abstract_constants=True) not in index

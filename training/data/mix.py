@@ -1,0 +1,133 @@
+"""The SFT mix: one example kind per prompt the pipeline sends, in chosen proportions, and its data card.
+
+    execsim train data ... --kinds simulate,repair,solve [--mix simulate=0.6,repair=0.25,solve=0.15]
+
+Without ``--mix`` every example built is kept. With it, each kind is cut to its share (the kind that is
+shortest for its share sets the total) by a seeded draw that keeps the styles' proportions inside the
+kind (call/stdin simulations, fix/submit repairs), and the whole file is shuffled (seeded) so every
+batch mixes kinds. The data card (``data-card.json`` and ``data-card.md``) says where each kind comes
+from and how many of each were built and written.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+KINDS = ("simulate", "repair", "solve")
+SOURCES = {
+    "simulate": "the simulate prompt (simulator.prompts.simulate; --styles) on synthesised programs and "
+    "inputs, answered by the narration of the real trace (simulator.nlex.narrator); annotator exports",
+    "repair": "the Self-RLEF feedback prompt (simulator.prompts.repair) on synthesised programs: fix = a "
+    "mutant (training.data.mutations) that fails its public test in the sandbox, with the real output, "
+    "answered by the original program; submit = the original with its real output, answered #SUBMIT",
+    "solve": "the solve prompt (simulator.prompts.solve, prefilled fence, stop at the closing fence) on "
+    "the problem made from a synthesised program's signature and tests, answered by that program "
+    "(sandbox-checked against every test)",
+}
+
+
+class MixError(ValueError):
+    pass
+
+
+def parse_kinds(spec: str) -> tuple[str, ...]:
+    kinds = tuple(dict.fromkeys(k.strip() for k in spec.split(",") if k.strip()))
+    if not kinds or any(k not in KINDS for k in kinds):
+        raise MixError(f"--kinds takes a comma-separated subset of {', '.join(KINDS)}, not {spec!r}")
+    return kinds
+
+
+def parse_mix(spec: str, kinds: tuple[str, ...]) -> dict[str, float]:
+    """``simulate=0.6,repair=0.3,solve=0.1`` -> shares summing to 1 over exactly ``kinds``."""
+    shares: dict[str, float] = {}
+    for part in (p.strip() for p in spec.split(",") if p.strip()):
+        name, _, value = part.partition("=")
+        try:
+            share = float(value)
+        except ValueError:
+            raise MixError(f"--mix takes KIND=SHARE pairs, not {part!r}") from None
+        if name not in kinds or share <= 0:
+            raise MixError(f"--mix: {part!r} names no chosen kind ({', '.join(kinds)}) or is not > 0")
+        shares[name] = share
+    if set(shares) != set(kinds):
+        raise MixError(f"--mix must give a share to every chosen kind: {', '.join(kinds)}")
+    total = sum(shares.values())
+    return {k: shares[k] / total for k in kinds}
+
+
+def mix(
+    by_kind: dict[str, list[dict[str, Any]]], shares: dict[str, float] | None, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Every example (``shares`` None) or each kind cut to its share; shuffled when several kinds."""
+    rng = random.Random(seed)
+    if shares is None:
+        chosen = {k: list(v) for k, v in by_kind.items()}
+    else:
+        total = min(len(by_kind.get(k, [])) / share for k, share in shares.items())
+        chosen = {k: _stratified(by_kind.get(k, []), int(total * share), rng) for k, share in shares.items()}
+    examples = [e for kind in chosen for e in chosen[kind]]
+    if len([k for k, v in chosen.items() if v]) > 1:
+        rng.shuffle(examples)
+    return examples
+
+
+def _stratified(examples: list[dict[str, Any]], n: int, rng: random.Random) -> list[dict[str, Any]]:
+    """``n`` of ``examples``, each style's share kept (largest remainders get the rounding)."""
+    if n >= len(examples):
+        return list(examples)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for example in examples:
+        groups.setdefault(str(example.get("style")), []).append(example)
+    exact = {style: n * len(group) / len(examples) for style, group in groups.items()}
+    take = {style: int(x) for style, x in exact.items()}
+    for style in sorted(exact, key=lambda s: exact[s] - take[s], reverse=True)[: n - sum(take.values())]:
+        take[style] += 1
+    picked = []
+    for style, group in groups.items():
+        picked += rng.sample(group, take[style])
+    return picked
+
+
+def data_card(
+    *,
+    built: dict[str, list[dict[str, Any]]],
+    written: list[dict[str, Any]],
+    shares: dict[str, float] | None,
+    seed: int,
+    details: dict[str, Any],
+) -> dict[str, Any]:
+    """Per kind: where it comes from, how many were built and written, and per style."""
+    kinds: dict[str, Any] = {}
+    written_by = Counter(e["kind"] for e in written)
+    styles = Counter((e["kind"], str(e.get("style"))) for e in written)
+    for kind, examples in built.items():
+        kinds[kind] = {
+            "source": SOURCES[kind],
+            "built": len(examples),
+            "written": written_by.get(kind, 0),
+            "styles": {s: n for (k, s), n in sorted(styles.items()) if k == kind},
+        }
+    return {"kinds": kinds, "mix": shares, "seed": seed, "sft_examples": len(written), **details}
+
+
+def card_markdown(card: dict[str, Any]) -> str:
+    lines = [
+        "# SFT data: data card",
+        "",
+        f"Seed {card['seed']}. Mix: {card['mix'] or 'every example built'}.",
+    ]
+    lines += ["", "| kind | built | written | styles | source |", "|---|---|---|---|---|"]
+    for kind, row in card["kinds"].items():
+        styles = ", ".join(f"{s} {n}" for s, n in row["styles"].items())
+        lines.append(f"| {kind} | {row['built']} | {row['written']} | {styles} | {row['source']} |")
+    if card.get("repair"):
+        lines += ["", "Repair: " + ", ".join(f"{k} {v}" for k, v in card["repair"].items())]
+    lines += ["", "Programs are synthesised (training.synth); no example is drawn from a benchmark file."]
+    return "\n".join(lines) + "\n"
+
+
+def kind_counts(examples: list[dict[str, Any]]) -> dict[str, int]:
+    """Examples per kind (rows written before kinds existed are simulations)."""
+    return dict(sorted(Counter(e.get("kind", "simulate") for e in examples).items()))

@@ -1,0 +1,193 @@
+"""Repair examples: the pipeline's Self-RLEF feedback prompt on synthesised programs, answered right.
+
+Two styles, balanced (``submit_share``, default one half):
+
+- ``fix``: a buggy attempt, a mutant of a correct synthesised program (``training.data.mutations``)
+  that fails its public test in the sandbox; the feedback is the real execution's output for the
+  attempt (as the Self-Execution Simulation paper trains: real feedback in training, simulated at
+  inference); the answer names the failing test and the changed line and gives the original program
+  in a ```python block;
+- ``submit``: the correct program with its real feedback (every output matches), answered
+  ```#SUBMIT```.
+
+The prompt is ``simulator.prompts.repair.messages`` with ``repair.Feedback`` built the way the pipeline
+builds it (``repair.feedback_input``, the expected output, ``real_output``: what the oracle mode puts in
+the feedback), on the problem ``training.data.problems.synth_problem`` makes; the answer parses with
+``simulator.prompts.parsing.parse_repair`` as the decision it states (checked for every example).
+Mutants that pass the public test (the feedback would show no failure), pass every test (not a bug),
+time out, or match a benchmark program are dropped and counted.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from simulator.execution import RunPrograms
+from simulator.nlex.verify import shorten
+from simulator.problem import Problem
+from simulator.prompts import repair
+from simulator.prompts.parsing import SUBMIT, parse_repair
+from training.data.mutations import Mutant, sample
+from training.data.problems import Checked, TestRun, run_tests
+from training.execution import run_programs
+from training.synth.normalize import fingerprint
+
+SUBMIT_ANSWER = (
+    "The output for the attempt matches the expected output on every test, so the code is correct.\n"
+    f"```{SUBMIT}```"
+)
+
+
+def feedback(problem: Problem, runs: Sequence[TestRun]) -> list[repair.Feedback]:
+    """The public tests' feedback as the pipeline shows it (``runs`` is one run per test of the
+    problem, in order; only the public ones are shown)."""
+    return [
+        repair.Feedback(repair.feedback_input(problem, test.input), test.output, run.output)
+        for test, run in zip(problem.tests, runs, strict=True)
+        if test.public
+    ]
+
+
+def fix_answer(problem: Problem, runs: Sequence[TestRun], mutant: Mutant, fixed: str) -> str:
+    """What went wrong on the first failing public test, where the bug is, and the corrected program."""
+    public = [(test, run) for test, run in zip(problem.tests, runs, strict=True) if test.public]
+    number, (test, run) = next((i, pair) for i, pair in enumerate(public, start=1) if not pair[1].passed)
+    call = repair.feedback_input(problem, test.input)
+    if run.status == "ok":
+        what = f"returns {shorten(run.output)} instead of {shorten(test.output)}"
+    else:
+        what = f"stops with {shorten(run.output)} instead of returning {shorten(test.output)}"
+    return (
+        f"On test {number}, {shorten(call)} {what}. The bug is on line {mutant.line}: the attempt has "
+        f"{mutant.change}. Corrected solution:\n```python\n{fixed.rstrip()}\n```"
+    )
+
+
+def repair_examples(
+    checked: Sequence[Checked],
+    *,
+    seed: int = 0,
+    mutants_per_program: int = 1,
+    attempts: int = 6,
+    submit_share: float = 0.5,
+    executor: RunPrograms = run_programs,
+    benchmark_index: dict[str, str] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Fix and submit examples from programs that pass their tests (``problems.passing``), in a seeded
+    order, deduplicated by prompt; returns (examples, counts). Up to ``attempts`` mutants are tried
+    per program (kinds drawn uniformly); of the real bugs, ``mutants_per_program`` are kept, the kinds
+    kept least so far first."""
+    if not 0.0 < submit_share < 1.0:
+        raise ValueError("submit_share must be between 0 and 1 (exclusive)")
+    rng = random.Random(seed)
+    tried = [(item, sample(item.record.code, rng, attempts)) for item in checked]
+    runs = run_tests([(item.problem, [m.code for m in ms]) for item, ms in tried], executor=executor)
+    counts: Counter = Counter()
+    fixes, submits = [], []
+    for (item, candidates), per_mutant in zip(tried, runs, strict=True):
+        counts["programs"] += 1
+        bugs = []
+        for mutant, mutant_runs in zip(candidates, per_mutant, strict=True):
+            counts["mutants_tried"] += 1
+            reason = _rejection(item.problem, mutant, mutant_runs, benchmark_index)
+            if reason:
+                counts[f"rejected_{reason}"] += 1
+                continue
+            example = _fix_example(item, mutant, mutant_runs)
+            if example is None:
+                counts["rejected_answer_unparsed"] += 1
+                continue
+            bugs.append((mutant.kind, example))
+        # the kinds kept least so far first: variable swaps fail tests more often than the rest
+        bugs.sort(key=lambda bug: counts[f"mutation_{bug[0]}"])
+        for kind, example in bugs[:mutants_per_program]:
+            fixes.append(example)
+            counts[f"mutation_{kind}"] += 1
+        if not candidates:
+            counts["no_mutation_site"] += 1
+        submits.append(_submit_example(item))
+    fixes, submits = _dedup(fixes), _dedup(submits)
+    rng.shuffle(fixes)
+    rng.shuffle(submits)
+    fixes, submits = _balance(fixes, submits, submit_share)
+    examples = fixes + submits
+    rng.shuffle(examples)
+    counts.update(fix=len(fixes), submit=len(submits))
+    return examples, dict(sorted(counts.items()))
+
+
+def _rejection(
+    problem: Problem, mutant: Mutant, runs: Sequence[TestRun], index: dict[str, str] | None
+) -> str | None:
+    if any(run.status == "timeout" for run in runs):
+        return "timeout"
+    if all(run.passed for run in runs):
+        return "passes_every_test"
+    if all(run.passed for test, run in zip(problem.tests, runs, strict=True) if test.public):
+        return "passes_public_test"
+    if index and fingerprint(mutant.code, abstract_constants=True) in index:
+        return "benchmark"
+    return None
+
+
+def _fix_example(item: Checked, mutant: Mutant, runs: Sequence[TestRun]) -> dict[str, Any] | None:
+    """The fix example, or None when the pipeline would not read its answer as this fix."""
+    answer = fix_answer(item.problem, runs, mutant, item.record.code)
+    parsed = parse_repair(answer, mutant.code)
+    if parsed.code is None or parsed.code.strip() != item.record.code.strip():
+        return None
+    messages = repair.messages(item.problem, mutant.code, feedback(item.problem, runs))
+    return _example(item, messages, answer, "fix", mutant=mutant, attempt=mutant.code)
+
+
+def _submit_example(item: Checked) -> dict[str, Any]:
+    messages = repair.messages(item.problem, item.record.code, feedback(item.problem, item.runs))
+    return _example(item, messages, SUBMIT_ANSWER, "submit", mutant=None, attempt=item.record.code)
+
+
+def _example(
+    item: Checked,
+    messages: list[dict[str, str]],
+    answer: str,
+    style: str,
+    *,
+    mutant: Mutant | None,
+    attempt: str,
+) -> dict[str, Any]:
+    record = item.record
+    origin = f"mutation:{mutant.kind}" if mutant else "original"
+    return {
+        "kind": "repair",
+        "style": style,
+        "prompt": messages[-1]["content"],
+        "completion": answer,
+        "messages": messages,
+        "attempt": attempt,  # the attempted program the prompt shows
+        "fixed": record.code if mutant else None,  # the program the answer gives
+        "program_id": record.id,
+        "level": record.level,
+        "source": f"synth:{record.source} {origin}",
+    }
+
+
+def _dedup(examples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out = []
+    for example in examples:
+        if example["prompt"] not in seen:
+            seen.add(example["prompt"])
+            out.append(example)
+    return out
+
+
+def _balance(
+    fixes: list[dict[str, Any]], submits: list[dict[str, Any]], submit_share: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Cut the larger side so submits are ``submit_share`` of the examples (rounded)."""
+    want_submits = round(len(fixes) * submit_share / (1 - submit_share))
+    if want_submits <= len(submits):
+        return fixes, submits[:want_submits]
+    return fixes[: round(len(submits) * (1 - submit_share) / submit_share)], submits
