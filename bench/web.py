@@ -11,29 +11,33 @@ WebSockets (``websockets`` clients):
   threads --concurrency 64`` (a throw-away PostgreSQL database on 127.0.0.1:5432, Redis db 12,
   a queue of its own).
 
-Runs are started with the Solve form (POST /problems/<id>/solve/) and executed by the real task
-(``webapp.runs.tasks.execute_run``) with EXECSIM_PIPELINE pointing at ``replay_pipeline`` below: a
-scripted, realistic event sequence (``scripted_events``: 4 streamed candidates, 2 public tests
-simulated with streamed NLEX, verdicts, selection, one repair turn with its re-simulation: ~360
-events), so every event goes through the same persist-then-broadcast path (``record_and_publish``)
-and the same consumer/rendering as a real run. The double waits for a "go" file (written once all
-viewers are connected) whose content is its pace (events per second, 0 = as fast as recording allows).
+Runs are started with the Solve form (POST /problems/<id>/solve/: k=4, one simulation per public test,
+one repair turn) and executed by the real task with the real pipeline (``simulator.pipeline.run``). Only
+the model is a double: ``simulator.llm.testing.FakeModelServer`` on a real socket in this process, which
+the services reach through EXECSIM_MODEL_URL like any OpenAI-compatible server. Its replies
+(``BenchModel``) make a typical run: 4 candidates (two wrong), 2 public tests simulated for each with a
+few lines of NLEX, selection, one repair turn that rewrites the program and its re-simulation. It holds
+every chat request until all viewers are connected, then streams each reply at ``--rate`` chunks (of 4
+characters) per second, or at once for the full-speed figure. So every event is the pipeline's own, its
+streamed text coalesced as in production (at most one delta event per sample every 0.1 s), and goes
+through the same persist-then-broadcast path and the same consumer and rendering as a real run.
 
 Delay = arrival of the message carrying an event at a viewer (``time.time()`` in this process) minus the
-moment the event was persisted (``time.time()`` stamped in the server/worker process right after the
-recording transaction committed, before the event is rendered and broadcast: ``record.publish`` is
-wrapped to log it).
-Same machine, same clock.
+event's ``RunEvent.created_at`` (stamped by the recorder in the server/worker process as it inserts the
+row, a few statements before the recording transaction commits; read from the database afterwards).
+Same machine, same clock. Events recorded before the requests are released (``run_started`` and the
+solve stage, which precede the first model request) count for loss but not for delay: no viewer was
+connected yet.
 
 Figures:
-1. one run, ``--viewers`` viewers (read-only share-link sockets), replayed at full speed: p50/p95/max
-   delay, events lost (a viewer that never got an event), and the replay's events per second;
+1. one run, ``--viewers`` viewers (read-only share-link sockets), the model answering at once: p50/p95/max
+   delay, events lost (a viewer that never got an event), and the events recorded per second;
 2. the bare channel-layer send: ``group_send`` of as many messages to as many receivers of the same
    layer (in this process), p50/p95 from send to receive: the floor under figure 1;
-3. sustained concurrent runs: N runs at once (N = 1, 2, 4, ... up to ``--max-runs``), each paced at
-   ``--rate`` events/s (a model streaming tokens) with one viewer each. N is *sustained* when every
-   run finishes, every viewer receives every event, the p95 delay over all events is under 100 ms,
-   and no run takes more than 1.25x its scripted duration. The figure is the largest N sustained.
+3. sustained concurrent runs: N runs at once (N = 1, 2, 4, ... up to ``--max-runs``), the model
+   streaming each request at ``--rate`` chunks per second, with one viewer each. N is *sustained* when
+   every run finishes, every viewer receives every event, the p95 delay over all events is under 100 ms,
+   and no run takes more than 1.25x as long as one run alone (the N = 1 trial).
 """
 
 from __future__ import annotations
@@ -52,184 +56,54 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
 
 REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 SEQ_RE = re.compile(r'id="run-seq"[^>]*data-seq="(-?\d+)"')
 TARGET_P95_MS = 100.0
+MODEL = "bench-model"
 
-# -- the scripted pipeline (imported by the server or worker through EXECSIM_PIPELINE) -------------------
+# -- the model: FakeModelServer with the replies of a typical run -------------------------------------
 
-
-def scripted_events(public: list[tuple[int, str, str]], k: int = 4, turns: int = 1) -> list[tuple[str, dict]]:
-    """A realistic event sequence for a call problem: ``public`` is [(test index, input, output)]."""
-    words = [
-        "the",
-        "loop",
-        "adds",
-        "one",
-        "to",
-        "x",
-        "and",
-        "returns",
-        "the",
-        "result",
-        "so",
-        "the",
-        "call",
-        "evaluates",
-        "to",
-    ]
-    events: list[tuple[str, dict[str, Any]]] = [
-        (
-            "run_started",
-            {"problem": {"title": "bench"}, "settings": {"k": k}, "provenance": {"model": "replay"}},
-        ),
-        ("stage", {"stage": "solve", "state": "started"}),
-    ]
-    codes = [f"def add_one(x):\n    y = x\n    return y + {c % 2}\n" for c in range(k)]
-    for c in range(k):
-        text = f"I will add one.\n```python\n{codes[c]}```\n"
-        pieces = [text[i : i + 4] for i in range(0, 64, 4)]
-        events += [("candidate_delta", {"candidate": c, "text": p}) for p in pieces]
-        events.append(
-            (
-                "candidate_done",
-                {"candidate": c, "text": text, "code": codes[c], "parse_error": None, "tokens": 16},
-            )
-        )
-    events.append(("stage", {"stage": "solve", "state": "finished", "seconds": 1.0, "tokens": 64}))
-
-    def simulate(candidate: int, turn: int) -> list[tuple[str, dict[str, Any]]]:
-        out: list[tuple[str, dict[str, Any]]] = [
-            ("stage", {"stage": "simulate", "state": "started", "turn": turn})
-        ]
-        for index, given, expected in public:
-            nlex = " ".join(words[i % len(words)] for i in range(24))
-            predicted = expected if candidate % 2 else given
-            labels = {"candidate": candidate, "test": index, "turn": turn, "sample": 0}
-            out += [("simulation_delta", {**labels, "text": w + " "}) for w in nlex.split()]
-            out.append(
-                (
-                    "simulation_done",
-                    {**labels, "text": nlex, "predicted": predicted, "parse_error": None, "tokens": 24},
-                )
-            )
-            out.append(
-                (
-                    "verdict",
-                    {
-                        "candidate": candidate,
-                        "test": index,
-                        "turn": turn,
-                        "expected": expected,
-                        "source": "simulated",
-                        "simulated": predicted,
-                        "match": predicted == expected,
-                    },
-                )
-            )
-        out.append(("stage", {"stage": "simulate", "state": "finished", "turn": turn, "seconds": 1.0}))
-        return out
-
-    for c in range(k):
-        events += [e for e in simulate(c, 0) if e[0] != "stage" or c == 0 or e[1]["state"] != "started"]
-    scores = [len(public) if c % 2 else 0 for c in range(k)]
-    events += [
-        ("stage", {"stage": "select", "state": "started"}),
-        ("selected", {"candidate": 1, "scores": scores, "tied": [1, 3], "seed": 7, "reason": "bench"}),
-        ("stage", {"stage": "select", "state": "finished"}),
-        ("stage", {"stage": "repair", "state": "started"}),
-    ]
-    for turn in range(1, turns + 1):
-        events += [("repair_delta", {"turn": turn, "text": w + " "}) for w in words[:16]]
-        events.append(
-            (
-                "repair_turn",
-                {
-                    "turn": turn,
-                    "submitted": False,
-                    "code": codes[1].replace("y + 1", "x + 1"),
-                    "text": " ".join(words[:16]),
-                    "feedback": [],
-                    "parse_error": None,
-                },
-            )
-        )
-        events += simulate(1, turn)
-    events.append(("stage", {"stage": "repair", "state": "finished", "turns": turns}))
-    events.append(
-        (
-            "run_finished",
-            {
-                "candidate": 1,
-                "code": codes[1],
-                "passed_public_simulated": len(public),
-                "public_tests": len(public),
-                "judged_by": "simulation",
-                "turns_used": turns,
-                "submitted": False,
-                "seed": 7,
-                "real": None,
-                "totals": {"tokens": 300, "requests": 4, "seconds": 1.0},
-            },
-        )
-    )
-    return events
+THOUGHT = (
+    "The function add_one receives x and computes the sum of x and the constant in its return "
+    "statement; nothing else happens before it returns, so the call evaluates to that sum."
+)
 
 
-_stamp_lock = threading.Lock()
+class BenchModel:
+    """The replies (a ``FakeModelServer`` responder), held until ``release()``: candidates ``x + 1``
+    and ``x + 2`` in turn (each with a comment, so that it streams for a while), faithful simulations,
+    and a repair turn that rewrites the program."""
 
+    def __init__(self, k: int = 4) -> None:
+        comment = "    # add one to x: the statement asks for x + 1, for any integer x\n"
+        solve = [f"def add_one(x):\n{comment}    return x + {1 + c % 2}\n" for c in range(k)]
+        fix = "The program is right; written more plainly:\n```python\ndef add_one(x):\n    return 1 + x\n```"
+        self.script = PipelineScript(solve=solve, simulate=self._simulate, repair=[fix])
+        self.released = threading.Event()
 
-def _install_persist_stamp() -> None:
-    """Wrap ``record.publish`` (called right after the recording transaction commits) to log
-    ``<run hex> <seq> <time.time()>`` per event into BENCH_DIR."""
-    from webapp.runs import record
+    @staticmethod
+    def _simulate(code: str, call: str) -> str:
+        namespace: dict[str, Any] = {}
+        exec(compile(code, "<bench candidate>", "exec"), namespace)  # the bench's own programs
+        value = eval(call, namespace)
+        return f"[THOUGHT] {THOUGHT} [/THOUGHT]\n[ANSWER] assert {call} == {value!r} [/ANSWER]"
 
-    with _stamp_lock:
-        if getattr(record.publish, "bench", False):
-            return
-        original = record.publish
-        log = open(Path(os.environ["BENCH_DIR"]) / f"persist-{os.getpid()}.log", "a", buffering=1)  # noqa: SIM115
+    def hold(self) -> None:
+        self.released.clear()
 
-        def publish(run: Any, data: dict[str, Any]) -> None:
-            stamp = time.time()
-            with _stamp_lock:
-                log.write(f"{run.id.hex} {data['seq']} {stamp:.6f}\n")
-            original(run, data)
+    def release(self) -> None:
+        self.released.set()
 
-        publish.bench = True  # type: ignore[attr-defined]
-        record.publish = publish
-
-
-async def replay_pipeline(
-    problem: Any,
-    settings: Any,
-    client: Any,
-    *,
-    run_id: str | None = None,
-    executor: Any = None,
-    cancel: Any = None,
-) -> AsyncIterator[Any]:
-    """Same signature as ``simulator.pipeline.run``: waits for its go file, then yields the script."""
-    from simulator.pipeline.events import Sequencer
-
-    _install_persist_stamp()
-    go = Path(os.environ["BENCH_DIR"]) / f"go-{uuid.UUID(str(run_id)).hex}"
-    deadline = time.monotonic() + 120
-    while not go.exists() and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-    rate = float(go.read_text() or 0) if go.exists() else 0.0
-    public = [(i, t.input, t.output) for i, t in enumerate(problem.tests) if t.public]
-    emit = Sequencer(str(run_id))
-    started = time.monotonic()
-    for n, (type_, payload) in enumerate(scripted_events(public)):
-        if rate:
-            await asyncio.sleep(max(0.0, started + n / rate - time.monotonic()))
-        yield emit(type_, **payload)
+    def __call__(self, body: dict[str, Any]) -> Any:
+        if not self.released.wait(timeout=120):
+            raise ScriptedFailure(503, "the benchmark never released its runs")
+        return self.script(body)
 
 
 # -- the services ------------------------------------------------------------------------------------
@@ -244,20 +118,21 @@ def _free_port() -> int:
 class Services:
     """The server (and worker) of one mode, as child processes; stopped by ``stop()``."""
 
-    def __init__(self, mode: str, workdir: Path) -> None:
+    def __init__(self, mode: str, workdir: Path, model_url: str) -> None:
         self.mode, self.workdir = mode, workdir
         self.port = _free_port()
         self.procs: list[subprocess.Popen[bytes]] = []
+        # the real pipelines (whatever this shell set), on the fake model
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("EXECSIM_")}
         self.env = {
-            **os.environ,
+            **inherited,
             "PYTHONPATH": str(REPO),
-            "BENCH_DIR": str(workdir),
-            "EXECSIM_PIPELINE": "bench.web.replay_pipeline",
             "EXECSIM_DATA_DIR": str(workdir / "data"),
             "EXECSIM_MAX_CONCURRENT_RUNS": "1000",
             "EXECSIM_RUNS_PER_MINUTE": "100000",
             "EXECSIM_INPROCESS_WORKERS": "64",
-            "EXECSIM_MODEL_URL": "http://127.0.0.1:9/v1",  # never used by the replay
+            "EXECSIM_MODEL_URL": model_url,
+            "EXECSIM_MODEL_NAME": MODEL,
             "LOG_LEVEL": "WARNING",
         }
         (workdir / "data").mkdir(parents=True, exist_ok=True)
@@ -381,34 +256,62 @@ class Client:
 
 
 async def _viewer(
-    url: str, origin: str, last: int, arrivals: dict[int, float], ready: asyncio.Event, timeout: float
+    url: str,
+    origin: str,
+    run: str,
+    ends: dict[str, tuple[int, float]],
+    arrivals: dict[int, float],
+    ready: asyncio.Event,
+    timeout: float,
 ) -> None:
+    """Read the run's messages until its last event arrived (or 5 s after the run ended without it)."""
     import websockets
 
     async with websockets.connect(url, origin=origin, max_size=None) as ws:  # type: ignore[arg-type]
         ready.set()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if run in ends:
+                last, ended = ends[run]
+                if max(arrivals, default=-1) >= last or time.monotonic() > ended + 5:
+                    return
             try:
-                message = await asyncio.wait_for(ws.recv(), timeout=max(0.1, deadline - time.monotonic()))
+                message = await asyncio.wait_for(ws.recv(), timeout=0.2)
             except TimeoutError:
-                return
+                continue
             now = time.time()
             # One message carries one event or several (a viewer catching up), each with its marker.
             seqs = [int(m) for m in SEQ_RE.findall(message if isinstance(message, str) else message.decode())]
             for seq in seqs:
                 arrivals.setdefault(seq, now)
-            if seqs and max(seqs) >= last:
-                return
 
 
-def _persist_times(workdir: Path) -> dict[tuple[str, int], float]:
-    times: dict[tuple[str, int], float] = {}
-    for path in workdir.glob("persist-*.log"):
-        for line in path.read_text().splitlines():
-            run, seq, stamp = line.split()
-            times[(run, int(seq))] = float(stamp)
-    return times
+async def _wait_ends(run_ids: list[str], ends: dict[str, tuple[int, float]], timeout: float) -> None:
+    """Fill ``ends`` with each run's (last seq, monotonic time seen ended) as the runs end."""
+    from webapp.runs.models import Run
+    from webapp.runs.record import DONE_STATUSES
+
+    deadline = time.monotonic() + timeout
+    while len(ends) < len(run_ids) and time.monotonic() < deadline:
+        done = await asyncio.to_thread(
+            lambda: list(
+                Run.objects.filter(id__in=run_ids, status__in=DONE_STATUSES).values_list("id", "last_seq")
+            )
+        )
+        for run_id, last_seq in done:
+            ends.setdefault(str(run_id), (last_seq, time.monotonic()))
+        await asyncio.sleep(0.2)
+
+
+def _recorded(run_ids: list[str]) -> dict[str, dict[int, float]]:
+    """run id -> seq -> the event's ``RunEvent.created_at`` as a ``time.time()`` value."""
+    from webapp.runs.models import RunEvent
+
+    recorded: dict[str, dict[int, float]] = {r: {} for r in run_ids}
+    rows = RunEvent.objects.filter(run_id__in=run_ids).values_list("run_id", "seq", "created_at")
+    for run, seq, created in rows:
+        recorded[str(run)][seq] = created.timestamp()
+    return recorded
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -419,56 +322,52 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def _watch_runs(
-    services: Services, client: Client, problem_id: int, runs: int, viewers: int, rate: float, n_events: int
+    services: Services, model: BenchModel, client: Client, problem_id: int, runs: int, viewers: int
 ) -> dict[str, Any]:
-    """Start ``runs`` runs with ``viewers`` sockets each, release them at once, measure delays."""
+    """Start ``runs`` runs with ``viewers`` sockets each, release the model's replies, measure delays."""
     from webapp.runs.models import Run
 
+    model.hold()
     run_ids = [client.solve(problem_id) for _ in range(runs)]
     tokens = {r: (await asyncio.to_thread(lambda r=r: Run.objects.get(id=r).share_token)) for r in run_ids}
-    origin = client.base
-    timeout = (n_events / rate if rate else 60.0) * 3 + 60
+    timeout = 600.0
+    ends: dict[str, tuple[int, float]] = {}
     arrivals = {(r, v): {} for r in run_ids for v in range(viewers)}
     tasks, readies = [], []
     for (r, _v), got in arrivals.items():
         ready = asyncio.Event()
         readies.append(ready)
         url = f"ws://127.0.0.1:{services.port}/ws/runs/{r}/?last_seq=-1&token={tokens[r]}"
-        tasks.append(asyncio.create_task(_viewer(url, origin, n_events - 1, got, ready, timeout)))
+        tasks.append(asyncio.create_task(_viewer(url, client.base, r, ends, got, ready, timeout)))
     await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), timeout=60)
     released = time.time()
-    for r in run_ids:
-        (services.workdir / f"go-{uuid.UUID(r).hex}").write_text(str(rate))
+    model.release()
+    await _wait_ends(run_ids, ends, timeout)
     await asyncio.gather(*tasks, return_exceptions=True)
-    await asyncio.sleep(0.5)  # the last persist stamps
-    persisted = _persist_times(services.workdir)
-    delays, lost, durations = [], 0, []
+    recorded = await asyncio.to_thread(_recorded, run_ids)
+    delays, lost = [], 0
     for (r, _v), got in arrivals.items():
-        hexid = uuid.UUID(r).hex
-        for seq in range(n_events):
+        for seq, stamp in recorded[r].items():
             if seq not in got:
                 lost += 1
-            elif (hexid, seq) in persisted:
-                delays.append((got[seq] - persisted[(hexid, seq)]) * 1000)
-    for r in run_ids:
-        hexid = uuid.UUID(r).hex
-        stamps = [t for (run, _), t in persisted.items() if run == hexid]
-        if stamps:
-            durations.append(max(stamps) - released)
+            elif stamp >= released:
+                delays.append((got[seq] - stamp) * 1000)
+    durations = [max(recorded[r].values()) - released for r in run_ids if recorded[r]]
+    n_events = sum(len(recorded[r]) for r in run_ids)
     statuses = await asyncio.to_thread(
         lambda: list(Run.objects.filter(id__in=run_ids).values_list("status", flat=True))
     )
     return {
         "runs": runs,
         "viewers": viewers,
-        "events": n_events,
+        "events": n_events / runs,
         "p50_ms": _pct(delays, 50),
         "p95_ms": _pct(delays, 95),
         "max_ms": max(delays) if delays else float("nan"),
         "lost": lost,
         "finished": sum(s == Run.FINISHED for s in statuses),
         "longest_run_s": max(durations) if durations else float("nan"),
-        "events_per_s": (n_events * runs / max(durations)) if durations else float("nan"),
+        "events_per_s": (n_events / max(durations)) if durations else float("nan"),
     }
 
 
@@ -507,70 +406,84 @@ async def _bare_layer(viewers: int, messages: int) -> dict[str, float]:
 def run_mode(mode: str, viewers: int, max_runs: int, rate: float) -> dict[str, Any]:
     """One mode, in this process (Django is configured once per process for that mode)."""
     workdir = Path(tempfile.mkdtemp(prefix=f"execsim-bench-web-{mode}-"))
-    services = Services(mode, workdir)
-    os.environ.update(services.env)
-    for key in ("DATABASE_URL", "REDIS_URL"):
-        if key not in services.env:
-            os.environ.pop(key, None)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "webapp.settings"
-    sys.path.insert(0, str(REPO))
+    model = BenchModel()
+    server = FakeModelServer(model, model=MODEL)
+    with server.serve() as model_url:
+        services = Services(mode, workdir, model_url)
+        for key in set(os.environ) - set(services.env):
+            os.environ.pop(key)
+        os.environ.update(services.env)
+        os.environ["DJANGO_SETTINGS_MODULE"] = "webapp.settings"
+        sys.path.insert(0, str(REPO))
+        try:
+            return _measure(mode, services, server, model, viewers, max_runs, rate)
+        finally:
+            services.stop()
+            if os.environ.get("BENCH_KEEP"):
+                print(f"[{mode}] logs and data kept in {workdir}", flush=True)
+            else:
+                shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _measure(
+    mode: str,
+    services: Services,
+    server: Any,
+    model: BenchModel,
+    viewers: int,
+    max_runs: int,
+    rate: float,
+) -> dict[str, Any]:
     result: dict[str, Any] = {"mode": mode}
-    try:
-        services.start()
-        import django
+    services.start()
+    import django
 
-        django.setup()
-        from django.contrib.auth import get_user_model
+    django.setup()
+    from django.contrib.auth import get_user_model
 
-        from simulator.problem import Problem as CoreProblem
-        from webapp.problems.models import Problem
+    from simulator.problem import Problem as CoreProblem
+    from webapp.problems.models import Problem
 
-        user = get_user_model().objects.create_user("bench", password="bench-pw-123")
-        core = CoreProblem.from_dict(
-            {
-                "title": "Add one",
-                "statement": "Return `x + 1`.",
-                "kind": "call",
-                "entry_point": "add_one",
-                "tests": [
-                    {"input": "1", "output": "2"},
-                    {"input": "5", "output": "6"},
-                    {"input": "-1", "output": "0", "public": False},
-                ],
-            }
+    user = get_user_model().objects.create_user("bench", password="bench-pw-123")
+    core = CoreProblem.from_dict(
+        {
+            "title": "Add one",
+            "statement": "Return `x + 1`.",
+            "kind": "call",
+            "entry_point": "add_one",
+            "tests": [
+                {"input": "1", "output": "2"},
+                {"input": "5", "output": "6"},
+                {"input": "-1", "output": "0", "public": False},
+            ],
+        }
+    )
+    problem = Problem.create_from_core(core, user, source="manual", is_public=True)
+    client = Client(services.port, "bench", "bench-pw-123")
+
+    server.delay_s = 0.0
+    result["headline"] = asyncio.run(_watch_runs(services, model, client, problem.pk, 1, viewers))
+    print(f"[{mode}] {viewers} viewers, model at once: {json.dumps(result['headline'])}", flush=True)
+    result["bare"] = asyncio.run(_bare_layer(viewers, round(result["headline"]["events"])))
+    server.delay_s = 1 / rate
+    capacity: list[dict[str, Any]] = []
+    runs = 1
+    while runs <= max_runs:
+        trial = asyncio.run(_watch_runs(services, model, client, problem.pk, runs, 1))
+        alone = capacity[0]["longest_run_s"] if capacity else trial["longest_run_s"]
+        trial["sustained"] = (
+            trial["finished"] == runs
+            and trial["lost"] == 0
+            and trial["p95_ms"] < TARGET_P95_MS
+            and trial["longest_run_s"] <= 1.25 * alone
         )
-        problem = Problem.create_from_core(core, user, source="manual", is_public=True)
-        public = [(i, t.input, t.output) for i, t in enumerate(core.tests) if t.public]
-        n_events = len(scripted_events(public))
-        client = Client(services.port, "bench", "bench-pw-123")
-
-        result["headline"] = asyncio.run(_watch_runs(services, client, problem.pk, 1, viewers, 0.0, n_events))
-        print(f"[{mode}] {viewers} viewers, full speed: {json.dumps(result['headline'])}", flush=True)
-        result["bare"] = asyncio.run(_bare_layer(viewers, n_events))
-        capacity: list[dict[str, Any]] = []
-        runs = 1
-        while runs <= max_runs:
-            trial = asyncio.run(_watch_runs(services, client, problem.pk, runs, 1, rate, n_events))
-            trial["sustained"] = (
-                trial["finished"] == runs
-                and trial["lost"] == 0
-                and trial["p95_ms"] < TARGET_P95_MS
-                and trial["longest_run_s"] <= 1.25 * n_events / rate
-            )
-            capacity.append(trial)
-            print(f"[{mode}] {runs} concurrent run(s) at {rate:g} ev/s: {json.dumps(trial)}", flush=True)
-            if not trial["sustained"]:
-                break
-            runs *= 2
-        result["capacity"] = capacity
-        result["sustained"] = max((t["runs"] for t in capacity if t["sustained"]), default=0)
-        result["n_events"] = n_events
-    finally:
-        services.stop()
-        if os.environ.get("BENCH_KEEP"):
-            print(f"[{mode}] logs and data kept in {workdir}", flush=True)
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        capacity.append(trial)
+        print(f"[{mode}] {runs} concurrent run(s) at {rate:g} chunks/s: {json.dumps(trial)}", flush=True)
+        if not trial["sustained"]:
+            break
+        runs *= 2
+    result["capacity"] = capacity
+    result["sustained"] = max((t["runs"] for t in capacity if t["sustained"]), default=0)
     return result
 
 
@@ -584,9 +497,13 @@ def _table(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> str:
     def fmt(value: Any, digits: int = 1) -> str:
         return "n/a" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
-    rows.append(("events in the replayed run", [fmt(results[m].get("n_events")) for m in modes]))
     rows.append(
-        (f"{args.viewers} viewers, full speed: p50 / p95 delay (ms)",
+        (f"events in a run: model at once / at {args.rate:g} chunks/s",
+         [f"{fmt(results[m]['headline']['events'], 0)} / {fmt(results[m]['capacity'][0]['events'], 0)}"
+          for m in modes])
+    )  # fmt: skip
+    rows.append(
+        (f"{args.viewers} viewers, model at once: p50 / p95 delay (ms)",
          [f"{fmt(results[m]['headline']['p50_ms'])} / {fmt(results[m]['headline']['p95_ms'])}"
           for m in modes])
     )  # fmt: skip
@@ -600,12 +517,13 @@ def _table(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> str:
          [f"{fmt(results[m]['bare']['p50_ms'], 2)} / {fmt(results[m]['bare']['p95_ms'], 2)}" for m in modes])
     )  # fmt: skip
     rows.append(
-        (f"concurrent runs sustained ({args.rate:g} ev/s each, p95 < {TARGET_P95_MS:g} ms)",
+        (f"concurrent runs sustained ({args.rate:g} chunks/s per request, p95 < {TARGET_P95_MS:g} ms)",
          [fmt(results[m]["sustained"]) for m in modes])
     )  # fmt: skip
     for m in modes:
         trials = ", ".join(
-            f"{t['runs']}: p95 {fmt(t['p95_ms'])} ms, lost {t['lost']}, {fmt(t['longest_run_s'], 2)} s"
+            f"{t['runs']}: p95 {fmt(t['p95_ms'])} ms, lost {t['lost']}, {fmt(t['longest_run_s'], 2)} s, "
+            f"{fmt(t['events_per_s'] / t['runs'])} ev/s a run"
             for t in results[m]["capacity"]
         )
         rows.append((f"  trials ({m})", [trials if x == m else "" for x in modes]))
@@ -632,7 +550,9 @@ def main() -> int:
     parser.add_argument("--viewers", type=int, default=50)
     parser.add_argument("--modes", default="embedded,redis")
     parser.add_argument("--max-runs", type=int, default=16)
-    parser.add_argument("--rate", type=float, default=100.0, help="events per second of each run (capacity)")
+    parser.add_argument(
+        "--rate", type=float, default=100.0, help="chunks per second the model streams per request (capacity)"
+    )
     parser.add_argument("--append", type=Path, help="append the table to this Markdown file (## Web)")
     parser.add_argument("--one-mode", help=argparse.SUPPRESS)  # internal: run one mode, print JSON
     args = parser.parse_args()
@@ -657,10 +577,10 @@ def main() -> int:
     table = _table(results, args)
     cores = os.cpu_count()
     method = (
-        f"Method: `bench/web.py` (docstring). {cores} CPU cores shared with other work; delays are from the "
-        "commit of an event's RunEvent row to the arrival of its HTML message at a WebSocket client, "
-        "same clock. Sustained: every run finished, every viewer got every event, p95 < 100 ms, no run "
-        "over 1.25x its scripted duration."
+        f"Method: `bench/web.py` (docstring): the real pipeline on FakeModelServer. {cores} CPU cores shared "
+        "with other work; delays are from an event's RunEvent.created_at (the recorder's insert) to the "
+        "arrival of its HTML message at a WebSocket client, same clock. Sustained: every run finished, "
+        "every viewer got every event, p95 < 100 ms, no run over 1.25x as long as one run alone."
     )
     print()
     print(table)

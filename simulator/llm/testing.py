@@ -12,7 +12,8 @@ single string is repeated ``n`` times). It serves two ways:
 - ``serve()``: a real HTTP server on 127.0.0.1 in a thread, for tests that start the CLI (point
   ``EXECSIM_MODEL_URL`` at the URL it yields) or need real socket timeouts (``delay_s``).
 
-Other teams' tests (web app tasks, evaluation) can use it the same way.
+Other teams' tests (web app tasks, evaluation) can use it the same way, and so does ``bench/web.py``:
+the services it starts run the real pipeline against ``serve()``'s URL.
 """
 
 from __future__ import annotations
