@@ -16,6 +16,24 @@ started later inherit it) and sets ``no_new_privs``, which the kernel requires f
 It cannot be removed afterwards, and every process forked later inherits it: the worker installs it in
 itself once, before it forks any child, so a program starts already confined (installing it in each child
 cost ~0.2 ms a program: the kernel checks and compiles the filter at every install).
+
+Why the BPF is written here rather than by libseccomp (checked 2026-12-02 on Debian 12, libseccomp2
+2.5.4-1+deb12u1, the project's Python 3.11.7):
+- libseccomp's own Python bindings come from Debian only (python3-seccomp 2.5.4, built for the system
+  python3, 3.11.2: ``Depends: python3 (>= 3.11~), python3 (<< 3.12)``); the project's virtual
+  environment runs its own interpreter without system site-packages and cannot import it, short of
+  putting /usr/lib/python3/dist-packages on ``sys.path`` by hand, which holds only while both Pythons
+  share a minor version. On PyPI, libseccomp publishes none; mephi42-seccomp 2.5.6 (a build of those
+  bindings) has wheels for CPython 3.12 and 3.13 only and no sdist, so nothing installs for 3.11.
+- pyseccomp 0.1.2 (a ctypes re-implementation of that API; last release 2021-01-02) installs and
+  works, and for this policy libseccomp emits the same program: 19 instructions on x86_64 (17 on
+  aarch64), the same arch check, x32 check, 11 compares and returns (it lets syscall number -1
+  through, which this filter kills). So the kernel would run the same filter; but the worker installs
+  it inside the sandbox, where site-packages are hidden, so the binding would have to be shown there or
+  the program built outside and handed in (keeping this loader anyway), and importing it costs ~53 ms
+  (``-X importtime``) in a worker that imports as little as it can before it forks.
+What libseccomp does give is checked instead: ``test_sandbox.py`` compares ``_ARCHES`` (arch tokens
+and syscall numbers) with libseccomp's tables through libseccomp.so.2 (apt itself depends on it).
 """
 
 from __future__ import annotations

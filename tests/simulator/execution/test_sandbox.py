@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
 import os
 import socket
@@ -58,6 +60,26 @@ def test_seccomp_filter_is_a_valid_bpf_program() -> None:
     assert seccomp.build_filter("aarch64") != code
     with pytest.raises(seccomp.SeccompUnsupported):
         seccomp.build_filter("sparc")
+
+
+def test_seccomp_syscall_tables_agree_with_libseccomp() -> None:
+    """The filter's hand-written arch tokens and syscall numbers, checked against libseccomp's tables
+    (libseccomp2 is on every Debian machine: apt depends on it)."""
+    path = ctypes.util.find_library("seccomp")
+    if path is None:
+        pytest.skip("libseccomp (libseccomp2) is not installed: nothing to check the tables against")
+    lib = ctypes.CDLL(path)
+    lib.seccomp_arch_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_arch_resolve_name.restype = ctypes.c_uint32
+    lib.seccomp_syscall_resolve_name_arch.argtypes = [ctypes.c_uint32, ctypes.c_char_p]
+    lib.seccomp_syscall_resolve_name_arch.restype = ctypes.c_int
+    for machine, (audit_arch, numbers) in seccomp._ARCHES.items():
+        token = lib.seccomp_arch_resolve_name(machine.encode())
+        assert token == audit_arch, machine
+        theirs = {
+            name: lib.seccomp_syscall_resolve_name_arch(token, name.encode()) for name in seccomp.DENIED
+        }
+        assert theirs == {name: numbers[name] for name in seccomp.DENIED}, machine
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the root path of worker_command")
