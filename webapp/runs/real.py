@@ -50,7 +50,9 @@ def start_if_pending(run_id: Any) -> None:
 
 
 def programs_for(run: Run) -> list[RealProgram]:
-    """The run's candidates with code, then its final program when a repair produced it."""
+    """The run's candidates with code and its final program when a repair produced it, in the page's
+    order (candidate, then turn: ``Execution.Meta.ordering``): the rows arrive live in the order a
+    reload shows them, the repaired program right after the candidate it came from."""
     candidates = [c for c in Candidate.objects.filter(run=run).order_by("index") if c.code]
     final_turn, final_code = run.final_program()
     programs = [
@@ -73,4 +75,4 @@ def programs_for(run: Run) -> list[RealProgram]:
                 nlex=run.judged_nlex(chosen, final_turn),
             )
         )
-    return programs
+    return sorted(programs, key=lambda p: (p.candidate, p.turn))

@@ -70,6 +70,9 @@ def test_it_appends_the_real_executions_after_the_final_event(finished_run, sent
     )
     assert events[-1].type == "stage" and events[-1].payload["state"] == "finished"
     assert [e.type for e in events[1:-1]] == ["execution"] * 9  # (2 candidates + the final) x 3 tests
+    # in the page's order (Execution.Meta.ordering): the repaired program right after its candidate
+    order = [(e.payload["candidate"], e.payload.get("turn") or 0, e.payload["test"]) for e in events[1:-1]]
+    assert order == [(c, turn, t) for c, turn in ((0, 0), (0, 1), (1, 0)) for t in (0, 1, 2)]
     assert [m["event"]["seq"] for m in sent[-len(events) :]] == [e.seq for e in events]  # broadcast, in order
     assert not real.pending(finished_run.id)
 
