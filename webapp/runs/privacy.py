@@ -4,7 +4,8 @@ link, its export, and for starting new work on a run (retry, Run for real).
 A problem's private tests (input, expected output, and what a program printed or returned on them) are
 for the problem's owner and staff. A run's owner may be someone else (bob's run on alice's public
 problem): he sees the public tests and, of the private ones, only that they exist and whether each
-passed. A share link shows what a visitor may see, whoever opens it: the public tests only.
+passed. A share link shows what a visitor may see, whoever opens it: the public tests only, and of the
+provenance what was run, not where (no local folder, no model server address).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from webapp.accounts.roles import is_staff
 from webapp.problems.models import Problem
 from webapp.runs.models import Run
 
+# Provenance that says where, not what: the model's folder and the model server's address.
+LOCAL_DETAILS = frozenset({"model_root", "server"})
 # What an event about a hidden test keeps: which test and program it is about, and how it ended.
 _KEPT = frozenset({"candidate", "test", "turn", "sample", "public", "status", "passed", "match", "source"})
 
@@ -52,13 +55,24 @@ def problem_for(problem: dict[str, Any], hidden: frozenset[int]) -> dict[str, An
     return {**problem, "tests": tests}
 
 
-def event_for(event: dict[str, Any], hidden: frozenset[int]) -> dict[str, Any]:
+def provenance_for(provenance: dict[str, Any], shared: bool) -> dict[str, Any]:
+    """A run's provenance as its reader sees it: a share-link reader (``shared``) without the
+    ``LOCAL_DETAILS``."""
+    if not shared:
+        return provenance
+    return {k: v for k, v in provenance.items() if k not in LOCAL_DETAILS}
+
+
+def event_for(event: dict[str, Any], hidden: frozenset[int], shared: bool = False) -> dict[str, Any]:
     """An event (``RunEvent.as_event_dict``) as a viewer who may not see ``hidden`` reads it: the
-    ``run_started`` problem redacted; an event about a hidden test keeps only which test and program
-    it is about, its status and whether it passed or matched (``redacted: true`` says so)."""
-    if not hidden:
-        return event
+    ``run_started`` problem redacted (and its provenance, for a share-link reader: ``shared``); an
+    event about a hidden test keeps only which test and program it is about, its status and whether
+    it passed or matched (``redacted: true`` says so)."""
     payload = event["payload"]
+    if shared and isinstance(payload.get("provenance"), dict):
+        payload = {**payload, "provenance": provenance_for(payload["provenance"], shared)}
+    if not hidden:
+        return {**event, "payload": payload}
     if isinstance(payload.get("problem"), dict):
         payload = {**payload, "problem": problem_for(payload["problem"], hidden)}
     elif payload.get("test") in hidden:

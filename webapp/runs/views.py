@@ -197,8 +197,8 @@ def run_real(request: HttpRequest, run_id: Any) -> HttpResponse:
 
 
 def _export(run: Run, viewer: Any) -> dict[str, Any]:
-    """The run as JSON, showing ``viewer`` (None: a share-link reader) only the tests they may see."""
-    hidden = privacy.hidden_tests(run, viewer)
+    """The run as JSON, showing ``viewer`` (None: a share-link reader) only what they may see."""
+    hidden, shared = privacy.hidden_tests(run, viewer), viewer is None
     return {
         "id": str(run.id),
         "kind": run.kind,
@@ -208,13 +208,13 @@ def _export(run: Run, viewer: Any) -> dict[str, Any]:
         "input": run.code_input or None,
         "settings": run.settings,
         "seed": run.seed,
-        "provenance": run.provenance,
+        "provenance": privacy.provenance_for(run.provenance, shared),
         "stages": run.stages,
         "totals": run.totals,
         "final": {"candidate": run.final_candidate, "code": run.final_code},
         "error": run.error,
         "created_at": run.created_at.isoformat(),
-        "events": [privacy.event_for(e.as_event_dict(), hidden) for e in run.events.all()],
+        "events": [privacy.event_for(e.as_event_dict(), hidden, shared) for e in run.events.all()],
     }
 
 

@@ -37,6 +37,19 @@ def test_the_owner_sees_provenance_as_a_table_and_share_readers_see_no_local_det
     assert "10.1.2.3" not in shared and "/srv/models/x" not in shared
 
 
+def test_a_share_link_export_has_no_local_detail_either(client, alice, ended):
+    from webapp.runs.models import RunEvent
+
+    RunEvent.objects.create(run=ended, seq=0, type="run_started", payload={"provenance": PROVENANCE})
+    client.force_login(alice)
+    own = client.get(f"/runs/{ended.id}/export.json").json()
+    assert own["provenance"] == PROVENANCE and own["events"][0]["payload"]["provenance"] == PROVENANCE
+    client.logout()
+    shared = client.get(f"/runs/{ended.id}/export.json?token={ended.share_token}").content.decode()
+    assert "smollm2-135m-nlex" in shared
+    assert "10.1.2.3" not in shared and "/srv/models/x" not in shared
+
+
 def test_budget_and_repair_turns_say_what_happened(client, alice, ended):
     client.force_login(alice)
     page = client.get(f"/runs/{ended.id}/").content.decode()

@@ -84,8 +84,10 @@ def provenance_label(key: str) -> str:
 
 @register.filter
 def is_local_detail(key: str) -> bool:
-    """Provenance that says where, not what: the model's folder and server address (not for share links)."""
-    return key in ("model_root", "server")
+    """Provenance that says where, not what (``privacy.LOCAL_DETAILS``): not for share links."""
+    from webapp.runs.privacy import LOCAL_DETAILS
+
+    return key in LOCAL_DETAILS
 
 
 @register.filter
