@@ -7,6 +7,7 @@ import pytest
 from django.test import override_settings
 
 from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
+from webapp.runs.render import render_event
 from webapp.runs.tasks import execute_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -121,6 +122,9 @@ def test_it_runs_simulate_my_code_with_a_program(alice):
     assert run.events.first().payload["program"] == {"code": run.code, "call": "f(3)", "stdin": None}
     assert run.result["real_output"] == "4"
     assert Execution.objects.get(run=run).verification["first_divergence"]["claimed"] == "2"
+    # its page has no Result section, so the run's end sends none (htmx: no oob swap without a target)
+    ended = render_event(run.id, run.events.last().as_event_dict())
+    assert 'id="run-status"' in ended and 'id="final"' not in ended
 
 
 def test_stage_times_of_repair_turns_are_kept_apart(make_run):
