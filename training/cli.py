@@ -111,9 +111,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _model_args(sft)
     sft.add_argument("--format", choices=("text", "chat"), default="text")
     sft.add_argument("--max-steps", type=int, default=100)
-    sft.add_argument(
-        "--max-minutes", type=float, help="stop training after this many minutes (the model is still saved)"
-    )
     sft.add_argument("--lr", type=float, default=2e-4)
     sft.add_argument("--max-length", type=int, default=256)
     sft.add_argument("--gradient-checkpointing", action="store_true")
@@ -164,6 +161,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--max-model-len", type=int, help="vLLM context length (default: the server's)")
     ev.set_defaults(handler=_evaluate)
 
+    pro = stages.add_parser(
+        "promote",
+        help="replace the committed checkpoint with a candidate only if it beats it on dev (paired)",
+    )
+    pro.add_argument("--candidate", type=Path, required=True, help="an `execsim train export --out` folder")
+    pro.add_argument(
+        "--current", type=Path, default=Path("checkpoints/smollm2-135m-nlex"), help="the committed checkpoint"
+    )
+    pro.add_argument(
+        "--candidate-results",
+        type=Path,
+        required=True,
+        help="`execsim train evaluate --out` of the candidate",
+    )
+    pro.add_argument(
+        "--current-results",
+        type=Path,
+        required=True,
+        help="`execsim train evaluate --out` of the current one",
+    )
+    pro.add_argument("--target", default="cruxeval-o", help="the task whose interval must be above zero")
+    pro.add_argument("--dry-run", action="store_true", help="print the comparison and the verdict only")
+    pro.set_defaults(handler=_promote)
+
     exp = stages.add_parser("export", help="merge a checkpoint into a servable folder with a manifest")
     exp.add_argument(
         "--checkpoint", type=Path, required=True, help="an adapter/ or model/ folder from sft or rl"
@@ -192,6 +213,20 @@ def _model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--grad-accum", type=int, default=None)
     parser.add_argument("--threads", type=int, help="torch CPU threads")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        help="continue a run: its output folder or one of its checkpoints (optimizer and step count "
+        "included; --max-steps counts from the first run)",
+    )
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        help="stop after this many minutes of training, saving a checkpoint that --resume continues",
+    )
+    parser.add_argument(
+        "--save-steps", type=int, default=50, help="save a resumable checkpoint every N optimizer steps"
+    )
 
 
 def _log_config(name: str, config: dict[str, Any], out: Path) -> None:
@@ -404,6 +439,16 @@ def _repair_and_solve(
     return built
 
 
+def _train(train: Any, config: Any) -> dict[str, Any]:
+    """Run a trainer; a checkpoint that cannot be resumed is a usage error."""
+    from training.runs import ResumeError
+
+    try:
+        return train(config)
+    except ResumeError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _check_model(args: argparse.Namespace) -> None:
     if not (Path(args.model) / "config.json").is_file():
         raise UsageError(
@@ -411,6 +456,10 @@ def _check_model(args: argparse.Namespace) -> None:
         )
     if not args.data.is_file():
         raise UsageError(f"--data {args.data} does not exist")
+    if args.resume is not None and not args.resume.is_dir():
+        raise UsageError(f"--resume {args.resume} is not a folder")
+    if args.save_steps < 1:
+        raise UsageError("--save-steps must be >= 1")
 
 
 def _sft(args: argparse.Namespace) -> int:
@@ -434,9 +483,11 @@ def _sft(args: argparse.Namespace) -> int:
         gradient_checkpointing=args.gradient_checkpointing,
         threads=args.threads,
         max_minutes=args.max_minutes,
+        save_steps=args.save_steps,
+        resume=str(args.resume) if args.resume else None,
     )
     _log_config("sft", config.__dict__, args.out)
-    summary = run_sft(config)
+    summary = _train(run_sft, config)
     print(json.dumps({k: v for k, v in summary.items() if k not in ("log_history", "config")}, indent=2))
     return 0
 
@@ -471,11 +522,14 @@ def _rl(args: argparse.Namespace) -> int:
         vllm=args.vllm,
         threads=args.threads,
         format=args.format,
+        max_minutes=args.max_minutes,
+        save_steps=args.save_steps,
+        resume=str(args.resume) if args.resume else None,
     )
     if (config.batch_size * config.grad_accum) % config.num_generations:
         raise UsageError("--batch-size x --grad-accum must be a multiple of --num-generations")
     _log_config("rl", config.__dict__, args.out)
-    summary = run_grpo(config)
+    summary = _train(run_grpo, config)
     print(json.dumps({k: v for k, v in summary.items() if k not in ("log_history", "config")}, indent=2))
     return 0
 
@@ -545,3 +599,26 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(f"{row['benchmark']} {row['model']}: {row['value']:+.3f} {interval} n={row['n']}")
     print(f"wrote {args.out / 'eval-results.json'} (pass it to `execsim train export --eval-results`)")
     return 0
+
+
+def _promote(args: argparse.Namespace) -> int:
+    from training.promote import PromoteError, promote
+
+    try:
+        decision = promote(
+            args.candidate,
+            args.current,
+            args.candidate_results,
+            args.current_results,
+            args.target,
+            dry_run=args.dry_run,
+        )
+    except (PromoteError, OSError, json.JSONDecodeError) as exc:
+        raise UsageError(str(exc)) from None
+    for line in decision.lines():
+        print(line)
+    if decision.promote:
+        done = "would replace" if args.dry_run else "replaced"
+        print(f"{done} {args.current}/adapter and manifest.json with {args.candidate}'s")
+        return 0
+    return EXIT_FAILED

@@ -8,8 +8,11 @@ Layout of ``--out``:
 - ``merged/``: a full HF model folder (vLLM: ``--model <out>/merged``);
 - ``adapter/``: the LoRA adapter, if the checkpoint was one (vLLM: ``--enable-lora --lora-modules
   execsim=<out>/adapter`` on top of the base model);
-- ``manifest.json``: base model, data and its card, stages with steps and time, evaluation results
-  (each with n and a 95% interval).
+- ``manifest.json``: base model, data and its card, stages with steps and time, every training run
+  behind them (``training.runs``: a resumed stage's summary carries the runs it continued; each is
+  counted once, so ``steps`` and ``train_seconds`` are cumulative and ``data`` lists every file
+  trained on with its sha256, examples, kinds, runs and steps), evaluation results (each with n and a
+  95% interval).
 
 Serving and evaluating the exported model is the integration step (``simulator.evaluation``): pass an
 ``evaluate(merged_dir) -> list[Estimate-like dict]`` hook, or merge results later with ``--eval-results``.
@@ -27,6 +30,7 @@ from typing import Any
 from simulator import SCHEMA_VERSION
 from simulator.llm.merge import MergeError, merge_lora
 from simulator.llm.model_folder import file_sha256, write_marker
+from training.runs import unique_runs
 
 EvaluationHook = Callable[[Path], list[dict[str, Any]]]
 REQUIRED_EVAL_FIELDS = ("benchmark", "metric", "value", "n", "low", "high")
@@ -101,14 +105,9 @@ def export(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     merged, adapter, base_model = merge(Path(checkpoint), out, base)
-    stages = [{k: v for k, v in s.items() if k != "log_history"} for s in (summaries or [])]
-    data = []
-    for stage in stages:
-        path = stage.get("data")
-        if path and Path(path).is_file() and path not in [d["path"] for d in data]:
-            data.append(
-                {"path": str(path), "sha256": file_sha256(Path(path)), "examples": stage.get("examples")}
-            )
+    stages = [{k: v for k, v in s.items() if k not in ("log_history", "runs")} for s in (summaries or [])]
+    runs = unique_runs(summaries or [])
+    data = _data_records(stages, runs)
     results = list(eval_results or [])
     if evaluate is not None:
         results += evaluate(merged)
@@ -125,8 +124,9 @@ def export(
         "data": data,
         "card": json.loads(Path(card).read_text()) if card else None,
         "stages": stages,
-        "steps": sum(int(s.get("steps") or 0) for s in stages),
-        "train_seconds": round(sum(float(s.get("seconds") or 0) for s in stages), 2),
+        "runs": [{k: v for k, v in run.items() if k != "config"} for run in runs],
+        "steps": int(_total(stages, runs, "steps")),
+        "train_seconds": round(_total(stages, runs, "seconds"), 2),
         "export_seconds": round(time.perf_counter() - started, 2),
         "evaluation": check_eval_results(results),
         "serve": {
@@ -138,3 +138,31 @@ def export(
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     return manifest
+
+
+def _data_records(stages: list[dict[str, Any]], runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each data file trained on once (by sha256): from the runs' records (hashed when each run
+    started, so a file rewritten later is still told apart), else from a stage's ``data`` path."""
+    data: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        record = run["data"]
+        entry = data.setdefault(record["sha256"], {**record, "runs": 0, "steps": 0})
+        entry["runs"] += 1
+        entry["steps"] += int(run.get("steps") or 0)
+    covered = {run["stage"] for run in runs}
+    for stage in stages:
+        path = stage.get("data")
+        if stage.get("stage") in covered or not path or not Path(path).is_file():
+            continue
+        digest = file_sha256(Path(path))
+        data.setdefault(digest, {"path": str(path), "sha256": digest, "examples": stage.get("examples")})
+    return list(data.values())
+
+
+def _total(stages: list[dict[str, Any]], runs: list[dict[str, Any]], field: str) -> float:
+    """Steps or seconds over every run (a resumed stage's summary counts its earlier runs too), plus
+    the stages whose summaries predate run records."""
+    covered = {run["stage"] for run in runs}
+    return sum(float(r.get(field) or 0) for r in runs) + sum(
+        float(s.get(field) or 0) for s in stages if s.get("stage") not in covered
+    )

@@ -10,7 +10,7 @@
 Rewards are named (see ``REWARDS``) or given as dotted paths ``package.module:attribute`` (a callable
 or a class to instantiate). ExecVerify's settings are the defaults where they fit a CPU: no KL
 (beta 0), group size ``num_generations``. Rollouts use vLLM (colocated) when CUDA and vllm are present,
-plain ``generate`` otherwise.
+plain ``generate`` otherwise. ``--max-minutes`` and ``--resume`` work as for SFT (``training.runs``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ import importlib
 import json
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from training.sft.train import begin_run, device_kwargs
+from training.runs import RunHistory, begin_run, device_kwargs, time_budget
 
 STAGE_REWARDS = {1: ["white_box"], 2: ["unit_tests"]}
 JSON_COLUMNS = ("questions", "tests", "test_imports")
@@ -105,6 +106,9 @@ class RLRunConfig:
     format: str = "text"  # "text": prompts as strings; "chat": one user message (the model's chat template)
     logging_steps: int = 1
     threads: int | None = None  # torch CPU threads (1 is fastest for tiny models on a busy machine)
+    max_minutes: float | None = None  # stop after this much training time (then save, resumable)
+    save_steps: int = 50  # a resumable checkpoint every this many optimizer steps (and at the end)
+    resume: str | None = None  # a run folder or checkpoint to continue (training.runs)
 
 
 def run_grpo(
@@ -117,6 +121,7 @@ def run_grpo(
     from trl import GRPOConfig, GRPOTrainer
 
     out, rows = begin_run(config)
+    history = RunHistory(f"rl{config.stage}", config, rows, Path(config.resume) if config.resume else None)
     for row in rows:  # one Arrow type per column: nested values travel as JSON text
         for name in JSON_COLUMNS:
             if name in row and not isinstance(row[name], str):
@@ -133,7 +138,6 @@ def run_grpo(
     model = AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype)
     vllm = use_vllm() if config.vllm == "auto" else config.vllm == "on"
     args = GRPOConfig(
-        output_dir=str(out / "checkpoints"),
         max_steps=config.max_steps,
         per_device_train_batch_size=config.batch_size,
         gradient_accumulation_steps=config.grad_accum,
@@ -143,13 +147,13 @@ def run_grpo(
         temperature=config.temperature,
         beta=config.beta,
         logging_steps=config.logging_steps,
-        save_strategy="no",
         report_to="none",
         seed=config.seed,
         use_vllm=vllm,
         vllm_mode="colocate",
         lr_scheduler_type="constant",
         warmup_steps=0,
+        **history.trainer_args(config),
         **device_kwargs(),
     )
     peft_config = None
@@ -166,28 +170,38 @@ def run_grpo(
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=peft_config,
-        callbacks=callbacks,
+        callbacks=[
+            *(callbacks or []),
+            *([time_budget(config.max_minutes)] if config.max_minutes else []),
+            history.callback(),
+        ],
     )
     started = time.perf_counter()
-    result = trainer.train()
+    result = trainer.train(resume_from_checkpoint=history.resume_arg())
     seconds = time.perf_counter() - started
     target = out / ("adapter" if config.lora else "model")
     trainer.model.save_pretrained(target)
     tokenizer.save_pretrained(target)
     rewards = [entry["reward"] for entry in trainer.state.log_history if "reward" in entry]
+    runs = history.update(result.global_step, result.global_step < config.max_steps)
+    run_steps = runs[-1]["steps"]
     summary = {
         "stage": f"rl{config.stage}",
         "base_model": config.model,
         "data": config.data,
         "examples": len(rows),
-        "steps": result.global_step,
+        "steps": result.global_step,  # cumulative over the runs resumed
+        "run_steps": run_steps,
+        "resumed_from": runs[-1]["resumed_from"],
+        "stopped_by_time_budget": result.global_step < config.max_steps,
         "seconds": round(seconds, 2),
-        "steps_per_s": round(result.global_step / seconds, 4) if seconds else None,
+        "steps_per_s": round(run_steps / seconds, 4) if seconds else None,
         "rewards": [getattr(f, "__name__", type(f).__name__) for f in reward_funcs],
         "mean_reward_per_step": rewards,
         "vllm": vllm,
         "lora": config.lora,
         "output": str(target),
+        "runs": runs,
         "log_history": trainer.state.log_history,
         "config": asdict(config),
     }

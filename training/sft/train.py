@@ -1,11 +1,14 @@
 """Supervised fine-tuning on NLEX examples with TRL's SFTTrainer (loss on completions only).
 
     execsim train sft --model MODEL_DIR --data runs/data/sft.jsonl --out runs/sft [--full] [--max-steps N]
+        [--max-minutes M] [--resume runs/sft-earlier]
 
 Prompt-completion datasets: ``completion_only_loss=True`` masks the prompt, so the model learns to
 write the trace and the answer, not to repeat the code. ``--format chat`` trains on the exact chat
 prompt the pipeline sends (``messages``; needs a chat template), ``text`` on the plain user turn.
-LoRA (default) or full fine-tuning; bf16 and CUDA where present, fp32 on CPU.
+LoRA (default) or full fine-tuning; bf16 and CUDA where present, fp32 on CPU. Runs save resumable
+checkpoints and continue one with ``--resume`` (optimizer, scheduler and step count included;
+``training.runs``), so training accumulates over several time-limited runs.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from training.data.examples import read_jsonl
+from training.data.mix import kind_counts
+from training.runs import RunHistory, begin_run, device_kwargs, time_budget
 
 
 @dataclass
@@ -38,28 +42,28 @@ class SFTRunConfig:
     gradient_checkpointing: bool = False
     logging_steps: int = 1
     threads: int | None = None  # torch CPU threads (1 is fastest for tiny models on a busy machine)
-    max_minutes: float | None = None  # stop after this much training time (then save as usual)
-
-
-def device_kwargs() -> dict[str, Any]:
-    """Trainer arguments for this machine: bf16 on CUDA, fp32 on CPU."""
-    import torch
-
-    if torch.cuda.is_available():
-        return {"use_cpu": False, "bf16": True}
-    return {"use_cpu": True, "bf16": False, "fp16": False}
+    max_minutes: float | None = None  # stop after this much training time (then save, resumable)
+    save_steps: int = 50  # a resumable checkpoint every this many optimizer steps (and at the end)
+    resume: str | None = None  # a run folder or checkpoint to continue (training.runs)
 
 
 def to_dataset_rows(examples: list[dict[str, Any]], format: str) -> list[dict[str, Any]]:
-    if format == "chat":
-        return [
-            {
-                "prompt": e["messages"],
-                "completion": [{"role": "assistant", "content": e["completion"].strip()}],
-            }
-            for e in examples
-        ]
-    return [{"prompt": e["prompt"], "completion": e["completion"]} for e in examples]
+    """TRL prompt-completion rows. In chat format a prompt that ends with a prefilled assistant turn
+    (the solve request's opening fence) leaves it out: the completion is the whole assistant turn and
+    starts with it, so the chat template renders the same tokens the served request continues."""
+    if format != "chat":
+        return [{"prompt": e["prompt"], "completion": e["completion"]} for e in examples]
+    rows = []
+    for e in examples:
+        prompt, completion = e["messages"], e["completion"].strip()
+        if prompt[-1]["role"] == "assistant":
+            if not completion.startswith(prompt[-1]["content"].strip()):
+                raise ValueError(
+                    f"an example's completion does not continue its prefill: {completion[:60]!r}"
+                )
+            prompt = prompt[:-1]
+        rows.append({"prompt": prompt, "completion": [{"role": "assistant", "content": completion}]})
+    return rows
 
 
 def completion_loss(model: Any, tokenizer: Any, examples: list[dict[str, Any]], max_length: int) -> float:
@@ -98,56 +102,39 @@ def lora_config(config: SFTRunConfig) -> Any:
     )
 
 
-def begin_run(config: Any) -> tuple[Path, list[dict[str, Any]]]:
-    """What every training run does first (SFT and RL): the output folder with the full configuration
-    in it, torch seeded and its threads set, and the examples read (none is an error)."""
-    import torch
-
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
-    torch.manual_seed(config.seed)
-    if config.threads:
-        torch.set_num_threads(config.threads)
-    examples = read_jsonl(Path(config.data))
-    if not examples:
-        raise ValueError(f"{config.data} holds no examples")
-    return out, examples
-
-
-def time_budget(minutes: float) -> Any:
-    """A trainer callback that ends training after ``minutes`` (checked after each optimizer step), so a
-    CPU recipe keeps its time limit whatever the machine's speed; the model is saved as usual."""
+def loss_at_start(tokenizer: Any, examples: list[dict[str, Any]], max_length: int) -> Any:
+    """A trainer callback that measures the completion loss on ``examples`` when training begins, once
+    a resumed run's weights are loaded (so "before" is this run's start, not the base model)."""
     from transformers import TrainerCallback
 
-    class TimeBudget(TrainerCallback):
+    class LossAtStart(TrainerCallback):
+        value: float | None = None
+
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            self.deadline = time.monotonic() + 60 * minutes
+            self.value = completion_loss(kwargs["model"], tokenizer, examples, max_length)
 
-        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if time.monotonic() >= self.deadline:
-                control.should_training_stop = True
-
-    return TimeBudget()
+    return LossAtStart()
 
 
 def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, Any]:
-    """Train; writes the adapter (LoRA) or the model (full) and ``summary.json`` under ``config.out``."""
+    """Train (or continue ``config.resume``); writes the adapter (LoRA) or the model (full),
+    resumable checkpoints and ``summary.json`` (with every run so far) under ``config.out``."""
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
     out, examples = begin_run(config)
+    resume = Path(config.resume) if config.resume else None
+    history = RunHistory("sft", config, examples, resume, kinds=kind_counts(examples))
     tokenizer = AutoTokenizer.from_pretrained(config.model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
     model = AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype)
     fixed = examples[: config.eval_examples]
-    loss_before = completion_loss(model, tokenizer, fixed, config.max_length)
+    before = loss_at_start(tokenizer, fixed, config.max_length)
     args = SFTConfig(
-        output_dir=str(out / "checkpoints"),
         max_steps=config.max_steps,
         per_device_train_batch_size=config.batch_size,
         gradient_accumulation_steps=config.grad_accum,
@@ -155,44 +142,51 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
         max_length=config.max_length,
         completion_only_loss=True,
         logging_steps=config.logging_steps,
-        save_strategy="no",
         report_to="none",
         seed=config.seed,
         gradient_checkpointing=config.gradient_checkpointing,
         lr_scheduler_type="constant",
         warmup_steps=0,
+        **history.trainer_args(config),
         **device_kwargs(),
     )
+    budget = [time_budget(config.max_minutes)] if config.max_minutes else []
     trainer = SFTTrainer(
         model=model,
         args=args,
         train_dataset=Dataset.from_list(to_dataset_rows(examples, config.format)),
         processing_class=tokenizer,
         peft_config=lora_config(config) if config.lora else None,
-        callbacks=[*(callbacks or []), *([time_budget(config.max_minutes)] if config.max_minutes else [])],
+        callbacks=[*(callbacks or []), before, *budget, history.callback()],
     )
     started = time.perf_counter()
-    result = trainer.train()
+    result = trainer.train(resume_from_checkpoint=history.resume_arg())
     seconds = time.perf_counter() - started
     loss_after = completion_loss(trainer.model, tokenizer, fixed, config.max_length)
     target = out / ("adapter" if config.lora else "model")
     trainer.model.save_pretrained(target)
     tokenizer.save_pretrained(target)
+    runs = history.update(result.global_step, result.global_step < config.max_steps)
+    run_steps = runs[-1]["steps"]
     summary = {
         "stage": "sft",
         "base_model": config.model,
         "data": config.data,
         "examples": len(examples),
-        "steps": result.global_step,
+        "kinds": runs[-1]["data"]["kinds"],
+        "steps": result.global_step,  # cumulative over the runs resumed
+        "run_steps": run_steps,
+        "resumed_from": runs[-1]["resumed_from"],
         "stopped_by_time_budget": result.global_step < config.max_steps,
         "seconds": round(seconds, 2),
-        "steps_per_s": round(result.global_step / seconds, 4) if seconds else None,
+        "steps_per_s": round(run_steps / seconds, 4) if seconds else None,
         "train_loss": result.training_loss,
         "fixed_examples": len(fixed),
-        "completion_loss_before": loss_before,
+        "completion_loss_before": before.value,
         "completion_loss_after": loss_after,
         "lora": config.lora,
         "output": str(target),
+        "runs": runs,
         "log_history": trainer.state.log_history,
         "config": asdict(config),
     }

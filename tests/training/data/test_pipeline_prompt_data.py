@@ -219,3 +219,14 @@ def test_train_data_writes_every_kind_counts_them_and_uses_no_benchmark_program(
         for code in filter(None, programs):
             assert code.strip() not in benchmark_codes
             assert fingerprint(code, abstract_constants=True) not in index
+
+
+def test_chat_rows_continue_the_prefilled_turn():
+    from training.sft.train import to_dataset_rows
+
+    checked, _ = passing(records()[:1])
+    (example,) = solve_examples(checked)
+    (row,) = to_dataset_rows([example], "chat")
+    assert row["prompt"] == example["messages"][:-1]  # the system and user turns
+    assert row["completion"] == [{"role": "assistant", "content": example["completion"]}]
+    assert row["completion"][0]["content"].startswith(example["messages"][-1]["content"])

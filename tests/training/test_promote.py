@@ -1,0 +1,128 @@
+"""The promotion gate on synthetic result files: it replaces the checkpoint only for a paired gain on
+the target task with no significant loss elsewhere, on the same dev data, and refuses otherwise."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from simulator.cli import EXIT_FAILED, EXIT_USAGE, main
+
+N = 40
+
+
+def results(folder, task, correct, *, path=None, sha="d" * 64, weights=None):
+    """A ``train evaluate`` task record: items 0..N-1, the first ``correct`` of them right."""
+    path = path or f"/bench/{task}/dev.jsonl"
+    record = {
+        "task": task,
+        "items": [{"id": str(i), "correct": int(i < correct), "n": 1} for i in range(N)],
+        "provenance": {"data": {"path": path, "sha256": sha}, "weights_sha256": weights},
+    }
+    (folder / task).mkdir(parents=True, exist_ok=True)
+    (folder / task / "results.json").write_text(json.dumps(record))
+
+
+def checkpoint(folder, weights, payload):
+    (folder / "adapter").mkdir(parents=True)
+    (folder / "adapter" / "adapter_config.json").write_text("{}")
+    (folder / "adapter" / "adapter_model.safetensors").write_bytes(payload)
+    manifest = {
+        "base_model": "/models/smollm2-135m-instruct",
+        "weights_sha256": {"model.safetensors": weights},
+        "steps": 81,
+        "created": "then",
+        "evaluation": [],
+        "serve": {"merged": "execsim model serve"},
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.fixture
+def folders(tmp_path):
+    checkpoint(tmp_path / "current", "a" * 64, b"old")
+    checkpoint(tmp_path / "candidate", "b" * 64, b"new")
+    return tmp_path
+
+
+def promote(tmp_path, *extra):
+    return main(
+        [
+            "train",
+            "promote",
+            "--candidate",
+            str(tmp_path / "candidate"),
+            "--current",
+            str(tmp_path / "current"),
+            "--candidate-results",
+            str(tmp_path / "eval-new"),
+            "--current-results",
+            str(tmp_path / "eval-old"),
+            *extra,
+        ]
+    )
+
+
+def test_a_clear_gain_with_no_loss_is_promoted(folders, capsys):
+    results(folders / "eval-old", "cruxeval-o", 6, weights="a" * 64)
+    results(folders / "eval-new", "cruxeval-o", 16, weights="b" * 64)  # 10 items better, none worse
+    results(folders / "eval-old", "mbpp", 3)
+    results(folders / "eval-new", "mbpp", 2)  # one worse: not significant
+    assert promote(folders) == 0
+    out = capsys.readouterr().out
+    assert "cruxeval-o n=40" in out and "PROMOTE" in out
+    assert (folders / "current" / "adapter" / "adapter_model.safetensors").read_bytes() == b"new"
+    manifest = json.loads((folders / "current" / "manifest.json").read_text())
+    assert manifest["weights_sha256"] == {"model.safetensors": "b" * 64} and manifest["adapter"] == "adapter"
+    assert manifest["promotion"]["replaced"]["weights_sha256"] == {"model.safetensors": "a" * 64}
+    assert manifest["promotion"]["comparison"]["cruxeval-o"]["low"] > 0
+    rows = {r["benchmark"]: r for r in manifest["evaluation"] if r["model"] == "promoted - previous"}
+    assert rows["cruxeval-o"]["value"] == pytest.approx(0.25) and rows["mbpp"]["excludes_zero"] is False
+    assert manifest["serve"] == {"merged": "execsim model serve"}  # the committed name's serve line
+
+
+@pytest.mark.parametrize(
+    "old, new, other_old, other_new, reason",
+    [
+        (6, 7, 3, 3, "is not above zero"),  # one item better: the interval reaches zero
+        (6, 16, 12, 2, "mbpp: a significant loss"),  # target better, the other task clearly worse
+    ],
+)
+def test_refused_without_a_clear_gain_or_with_a_loss(folders, capsys, old, new, other_old, other_new, reason):
+    results(folders / "eval-old", "cruxeval-o", old)
+    results(folders / "eval-new", "cruxeval-o", new)
+    results(folders / "eval-old", "mbpp", other_old)
+    results(folders / "eval-new", "mbpp", other_new)
+    assert promote(folders) == EXIT_FAILED
+    assert reason in capsys.readouterr().out
+    assert (folders / "current" / "adapter" / "adapter_model.safetensors").read_bytes() == b"old"
+
+
+def test_results_of_other_weights_are_refused(folders, capsys):
+    results(folders / "eval-old", "cruxeval-o", 6, weights="a" * 64)
+    results(folders / "eval-new", "cruxeval-o", 30, weights="c" * 64)  # not the candidate's weights
+    assert promote(folders) == EXIT_FAILED
+    assert "measured on other weights" in capsys.readouterr().out
+
+
+def test_a_dry_run_changes_nothing(folders, capsys):
+    results(folders / "eval-old", "cruxeval-o", 6)
+    results(folders / "eval-new", "cruxeval-o", 30)
+    assert promote(folders, "--dry-run") == 0
+    assert "would replace" in capsys.readouterr().out
+    assert (folders / "current" / "adapter" / "adapter_model.safetensors").read_bytes() == b"old"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"sha": "e" * 64}, "not on the same data file"),
+        ({"path": "/bench/cruxeval/test.jsonl"}, "is not a dev split"),
+    ],
+)
+def test_other_data_or_a_non_dev_split_is_a_usage_error(folders, capsys, kwargs, message):
+    results(folders / "eval-old", "cruxeval-o", 6, **({"path": kwargs["path"]} if "path" in kwargs else {}))
+    results(folders / "eval-new", "cruxeval-o", 30, **kwargs)
+    assert promote(folders) == EXIT_USAGE
+    assert message in capsys.readouterr().err.strip().splitlines()[-1]

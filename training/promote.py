@@ -1,0 +1,210 @@
+"""The promotion gate: a candidate checkpoint replaces the committed one only when it is better on dev.
+
+    execsim train promote --candidate runs/r/export --current checkpoints/smollm2-135m-nlex \
+        --candidate-results runs/r/eval/sft --current-results runs/r/eval/current \
+        [--target cruxeval-o] [--dry-run]
+
+The two results folders are ``execsim train evaluate --out`` folders (``<task>/results.json``), the
+candidate's and the current checkpoint's, on the same dev data. Every task both hold is compared item
+by item with ``simulator.evaluation.paired.compare`` (candidate minus current, percentile bootstrap
+95% interval over items). The candidate is promoted when
+
+- the target task's interval lies above zero (``low > 0``), and
+- no other task's interval lies below zero (``high < 0``: a significant loss),
+
+and refused otherwise, as it is when the results are not both on the same dev file (sha256 and a
+``dev`` file name) or name served weights that are not the two checkpoints' (``weights_sha256`` in
+the results' provenance against the manifests). Promoting replaces ``<current>/adapter`` with the
+candidate's adapter and writes the candidate's manifest there, with the comparison, the rule and what
+it replaced under ``promotion`` and the paired rows added to ``evaluation``; ``--dry-run`` only prints.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulator.evaluation.paired import PairedDifference, compare
+
+RULE = (
+    "promote when the target task's paired 95% interval (candidate - current) is above zero and no "
+    "other task's is below zero"
+)
+
+
+class PromoteError(ValueError):
+    """The inputs cannot be compared (missing files, different data, not the dev split)."""
+
+
+@dataclass
+class Decision:
+    target: str
+    differences: dict[str, PairedDifference]
+    reasons: list[str] = field(default_factory=list)  # why it is refused; empty: promote
+
+    @property
+    def promote(self) -> bool:
+        return not self.reasons
+
+    def lines(self) -> list[str]:
+        out = [
+            diff.line() + ("  (target)" if task == self.target else "")
+            for task, diff in self.differences.items()
+        ]
+        out.append("PROMOTE" if self.promote else "REFUSED: " + "; ".join(self.reasons))
+        return out
+
+
+def read_results(folder: Path) -> dict[str, dict[str, Any]]:
+    """``task -> results.json record`` of a ``train evaluate`` output folder."""
+    records = {}
+    for path in sorted(Path(folder).glob("*/results.json")):
+        record = json.loads(path.read_text())
+        records[str(record.get("task", path.parent.name))] = record
+    if not records:
+        raise PromoteError(
+            f"{folder} holds no <task>/results.json (an `execsim train evaluate --out` folder)"
+        )
+    return records
+
+
+def decide(
+    candidate: dict[str, dict[str, Any]],
+    current: dict[str, dict[str, Any]],
+    target: str,
+    *,
+    candidate_weights: dict[str, str] | None = None,
+    current_weights: dict[str, str] | None = None,
+) -> Decision:
+    """The gate's verdict on two evaluations (``task -> results record``)."""
+    shared = [task for task in current if task in candidate]
+    if target not in shared:
+        raise PromoteError(f"the target task {target!r} is not in both results (they share: {shared})")
+    decision = Decision(target, {})
+    for task in [target, *[t for t in shared if t != target]]:
+        a, b = current[task], candidate[task]
+        problem = _data_problem(task, a, b)
+        if problem:
+            raise PromoteError(problem)
+        decision.differences[task] = compare(a, b)
+        for name, record, weights in (("candidate", b, candidate_weights), ("current", a, current_weights)):
+            served = (record.get("provenance") or {}).get("weights_sha256")
+            if served and weights and served not in weights.values():
+                decision.reasons.append(f"the {task} results of the {name} were measured on other weights")
+    diff = decision.differences[target]
+    if not diff.low > 0:
+        decision.reasons.append(
+            f"{target}: the interval [{diff.low:+.3f}, {diff.high:+.3f}] is not above zero"
+        )
+    for task, other in decision.differences.items():
+        if task != target and other.high < 0:
+            decision.reasons.append(f"{task}: a significant loss [{other.low:+.3f}, {other.high:+.3f}]")
+    return decision
+
+
+def _data_problem(task: str, a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    data_a = (a.get("provenance") or {}).get("data") or {}
+    data_b = (b.get("provenance") or {}).get("data") or {}
+    if not data_a.get("sha256") or data_a.get("sha256") != data_b.get("sha256"):
+        paths = f"{data_a.get('path')} vs {data_b.get('path')}"
+        return f"{task}: the two results are not on the same data file ({paths})"
+    if "dev" not in Path(str(data_a.get("path", ""))).name:
+        return f"{task}: {data_a.get('path')} is not a dev split: promotion is decided on dev only"
+    return None
+
+
+def promote(
+    candidate: Path,
+    current: Path,
+    candidate_results: Path,
+    current_results: Path,
+    target: str,
+    *,
+    dry_run: bool = False,
+) -> Decision:
+    """Compare, and replace ``current`` with ``candidate`` when the gate accepts (unless ``dry_run``)."""
+    candidate, current = Path(candidate), Path(current)
+    new_manifest = _manifest(candidate)
+    old_manifest = _manifest(current)
+    if not (candidate / "adapter" / "adapter_config.json").is_file():
+        raise PromoteError(f"{candidate} has no adapter/ (only LoRA checkpoints are committed)")
+    new_base, old_base = (
+        Path(str(new_manifest.get("base_model"))).name,
+        Path(str(old_manifest.get("base_model"))).name,
+    )
+    if new_base != old_base:
+        raise PromoteError(f"the candidate's base model {new_base} is not the current one's ({old_base})")
+    decision = decide(
+        read_results(candidate_results),
+        read_results(current_results),
+        target,
+        candidate_weights=new_manifest.get("weights_sha256"),
+        current_weights=old_manifest.get("weights_sha256"),
+    )
+    if decision.promote and not dry_run:
+        _replace(candidate, current, new_manifest, old_manifest, decision)
+    return decision
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise PromoteError(f"{folder} has no manifest.json (an `execsim train export --out` folder)")
+    return json.loads(path.read_text())
+
+
+def _replace(
+    candidate: Path, current: Path, manifest: dict[str, Any], old: dict[str, Any], decision: Decision
+) -> None:
+    """Write the candidate's adapter and manifest into ``current`` (the adapter staged beside it and
+    renamed into place, so an interrupted copy never leaves half an adapter)."""
+    rows = [
+        {
+            "benchmark": task,
+            "metric": _metric(task),
+            "model": "promoted - previous",
+            "value": diff.value,
+            "n": diff.n,
+            "low": diff.low,
+            "high": diff.high,
+            "method": "paired bootstrap",
+            "better": diff.better,
+            "worse": diff.worse,
+            "excludes_zero": diff.excludes_zero,
+        }
+        for task, diff in decision.differences.items()
+    ]
+    manifest = {
+        **manifest,
+        "merged": None,
+        "adapter": "adapter",
+        "serve": old.get("serve", manifest.get("serve")),
+        "exported_to": {"adapter": manifest.get("adapter"), "merged": manifest.get("merged")},
+        "evaluation": [*manifest.get("evaluation", []), *rows],
+        "promotion": {
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "candidate": str(candidate),
+            "rule": RULE,
+            "target": decision.target,
+            "comparison": {task: diff.to_dict() for task, diff in decision.differences.items()},
+            "replaced": {k: old.get(k) for k in ("created", "steps", "weights_sha256")},
+        },
+    }
+    staged = Path(tempfile.mkdtemp(prefix=".adapter-", dir=current))
+    shutil.copytree(candidate / "adapter", staged, dirs_exist_ok=True)
+    if (current / "adapter").exists():
+        shutil.rmtree(current / "adapter")
+    staged.rename(current / "adapter")
+    (current / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+
+
+def _metric(task: str) -> str:
+    """The headline metric's label, as ``train evaluate`` writes its rows."""
+    from training.evaluate import TASKS
+
+    return TASKS[task][2] if task in TASKS else "pass@1"
