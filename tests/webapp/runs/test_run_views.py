@@ -193,3 +193,4 @@ def test_simulate_my_code_creates_a_simulate_run(client, alice, no_enqueue):
     assert 'data-testid="simulate-input"' in page and 'data-testid="divergence"' in page
     # a pasted program has no expected output: the column says whether the simulation got it right
     assert "<span>output as simulated</span>" in page and "<span>passed</span>" not in page
+    assert "<span>simulated</span>" in page and "<span>expected</span>" not in page  # the value it said
