@@ -157,6 +157,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument(
         "--baseline", type=Path, help="an earlier `train evaluate --out` to compare with, item by item"
     )
+    ev.add_argument(
+        "--baseline-variant", default="base", help="what the rows call the baseline (e.g. current)"
+    )
     ev.add_argument("--concurrency", type=int, default=16)
     ev.add_argument("--max-model-len", type=int, help="vLLM context length (default: the server's)")
     ev.set_defaults(handler=_evaluate)
@@ -584,6 +587,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         tasks=tasks,
         limit=args.limit,
         baseline=str(args.baseline) if args.baseline else None,
+        baseline_variant=args.baseline_variant,
         concurrency=args.concurrency,
         url=args.url,
         max_model_len=args.max_model_len,

@@ -48,6 +48,7 @@ class EvalRunConfig:
     tasks: tuple[str, ...] = ("cruxeval-o", "mbpp")
     limit: int | None = None
     baseline: str | None = None  # another evaluate output to compare with, item by item
+    baseline_variant: str = "base"  # what the rows call the baseline (e.g. current: the committed checkpoint)
     concurrency: int = 16
     url: str | None = None  # evaluate a server that is already running instead of starting one
     max_model_len: int | None = None
@@ -73,12 +74,14 @@ def result_row(record: dict[str, Any], variant: str) -> dict[str, Any]:
     }
 
 
-def difference_row(base: dict[str, Any], new: dict[str, Any], variant: str) -> dict[str, Any]:
+def difference_row(
+    base: dict[str, Any], new: dict[str, Any], variant: str, base_variant: str = "base"
+) -> dict[str, Any]:
     diff = compare(base, new)
     return {
         "benchmark": new["task"],
         "metric": TASKS[new["task"]][2],
-        "model": f"{variant} - base",
+        "model": f"{variant} - {base_variant}",
         "value": diff.value,
         "n": diff.n,
         "low": diff.low,
@@ -147,7 +150,7 @@ def evaluate_model(config: EvalRunConfig, progress: Progress | None = None) -> l
             if not base_file.is_file():
                 raise EvaluateError(f"--baseline {config.baseline} has no {task}/results.json")
             base = json.loads(base_file.read_text())
-            rows.insert(-1, result_row(base, "base"))
-            rows.append(difference_row(base, record, config.variant))
+            rows.insert(-1, result_row(base, config.baseline_variant))
+            rows.append(difference_row(base, record, config.variant, config.baseline_variant))
     (out / RESULTS_FILE).write_text(json.dumps(rows, indent=2) + "\n")
     return rows

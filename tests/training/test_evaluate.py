@@ -37,7 +37,9 @@ def responder(right: set[int]):
     return reply
 
 
-def run(tmp_path, name: str, right: set[int], baseline=None) -> tuple[list[dict], FakeModelServer]:
+def run(
+    tmp_path, name: str, right: set[int], baseline=None, **settings
+) -> tuple[list[dict], FakeModelServer]:
     fake = FakeModelServer(responder(right), model=name)
     with fake.serve() as url:
         rows = evaluate_model(
@@ -50,6 +52,7 @@ def run(tmp_path, name: str, right: set[int], baseline=None) -> tuple[list[dict]
                 tasks=("cruxeval-o",),
                 limit=6,
                 baseline=baseline,
+                **settings,
             )
         )
     return rows, fake
@@ -76,6 +79,14 @@ def test_rows_carry_n_and_intervals_and_the_paired_difference(tmp_path) -> None:
     assert diff["value"] == pytest.approx(4 / 6) and diff["n"] == 6
     assert (diff["better"], diff["worse"]) == (4, 0) and diff["low"] > 0 and diff["excludes_zero"]
     assert json.loads((tmp_path / "sft" / "eval-results.json").read_text()) == rows
+
+
+def test_the_baseline_can_be_named_current(tmp_path) -> None:
+    run(tmp_path, "committed", right={0})
+    rows, _ = run(
+        tmp_path, "sft", right={0, 1}, baseline=str(tmp_path / "committed"), baseline_variant="current"
+    )
+    assert [r["model"] for r in rows] == ["current", "sft", "sft - current"]
 
 
 def test_a_rerun_is_answered_from_the_cache(tmp_path) -> None:

@@ -15,7 +15,8 @@ if [ -n "${REFERENCE_URL:-}" ]; then REF=(--reference-url "$REFERENCE_URL" --sam
 $X synth  --out "$OUT/synth" --programs 40000 --seed 0 "${REF[@]}"
 $X data   --programs "$OUT/synth/programs.jsonl" --out "$OUT/data"
 $X sft    --model "$MODEL" --data "$OUT/data/sft.jsonl" --out "$OUT/sft" --full --format chat \
-          --max-steps 3000 --lr 1e-5 --max-length 4096 --batch-size 8 --grad-accum 2 --gradient-checkpointing
+          --max-steps 3000 --lr 1e-5 --max-length 4096 --batch-size 8 --grad-accum 2 --gradient-checkpointing \
+          --save-steps 500
 $X export --checkpoint "$OUT/sft/model" --out "$OUT/export-sft" --summary "$OUT/sft/summary.json" --card "$OUT/synth/card.json"
 $X rl     --stage 1 --model "$OUT/export-sft/merged" --data "$OUT/data/rl.jsonl" --out "$OUT/rl1" --full \
           --max-steps 500 --num-generations 8 --batch-size 8 --grad-accum 8 --max-completion-length 2048 --lr 1e-6 --vllm on
