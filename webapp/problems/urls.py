@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.urls import path
 
 from webapp.problems import views
-from webapp.runs import views as run_views
 
 app_name = "problems"
 urlpatterns = [
@@ -12,5 +11,4 @@ urlpatterns = [
     path("import/", views.problem_import, name="import"),
     path("<int:pk>/", views.problem_detail, name="detail"),
     path("<int:pk>/edit/", views.problem_edit, name="edit"),
-    path("<int:pk>/solve/", run_views.solve, name="solve"),
 ]

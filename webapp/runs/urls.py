@@ -6,6 +6,7 @@ from webapp.runs import views
 
 app_name = "runs"
 urlpatterns = [
+    path("problems/<int:pk>/solve/", views.solve, name="solve"),
     path("runs/", views.run_list, name="list"),
     path("runs/<uuid:run_id>/", views.run_detail, name="detail"),
     path("runs/<uuid:run_id>/cancel/", views.run_cancel, name="cancel"),

@@ -1,5 +1,5 @@
 """``manage.py reverify``: check every stored simulation and annotation again with the one verifier
-(``webapp.runs.reverify``) and print how many verdicts changed. Nothing is deleted."""
+(``webapp.annotation.reverify``) and print how many verdicts changed. Nothing is deleted."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from rich.progress import Progress
 
-from webapp.runs.reverify import reverify
+from webapp.annotation.reverify import reverify
 
 
 class Command(BaseCommand):
