@@ -1,5 +1,7 @@
 """Fixtures of the browser tests: headless Debian Chromium (Playwright), the fake model server, and the
-production-mode site (daphne + Celery worker subprocesses on the test database) that talks to it.
+two sites that talk to it: production mode (daphne + Celery worker subprocesses on the test database)
+and embedded mode (``execsim up``: SQLite in a data directory, the in-process runner). ``site`` runs a
+test against each; its users and runs live in that site's own database (sign up through the page).
 
 Chromium is launched from /usr/bin/chromium (``playwright install`` is never needed); the tests skip,
 with the reason, when it or the playwright package is missing.
@@ -13,7 +15,13 @@ from typing import Any
 import pytest
 
 from simulator.llm.testing import FakeModelServer
-from tests.webapp.browser.support import add_one_script, launch_chromium, production_stack
+from tests.webapp.browser.support import (
+    TEST_LIMITS,
+    add_one_script,
+    embedded_server,
+    launch_chromium,
+    production_stack,
+)
 
 FAKE_MODEL = "fake-model"
 
@@ -47,6 +55,29 @@ def fake_site(
         yield base
 
 
+@pytest.fixture(scope="module")
+def fake_embedded(fake_model: Any, tmp_path_factory: Any) -> Iterator[str]:
+    """Embedded mode against the fake model: ``execsim up`` in a fresh data directory (SQLite, the
+    in-process runner and channel layer), with the tests' limits."""
+    data = tmp_path_factory.mktemp("fake-embedded") / "data"
+    with embedded_server(data, fake_model.url, FAKE_MODEL, **TEST_LIMITS) as base:
+        yield base
+
+
+class Site(str):
+    """A site's base URL (no trailing /) that also says its mode: "production" or "embedded"."""
+
+    mode: str
+
+
+@pytest.fixture(scope="module", params=["production", "embedded"])
+def site(request: pytest.FixtureRequest) -> Site:
+    """The test runs once against each mode's site (both against the fake model)."""
+    base = Site(request.getfixturevalue("fake_site" if request.param == "production" else "fake_embedded"))
+    base.mode = request.param
+    return base
+
+
 @pytest.fixture(autouse=True)
 def _fresh_model_script(request: pytest.FixtureRequest) -> None:
     """Each test starts from the default script and no delay (module-scoped server, per-test state)."""
@@ -59,7 +90,9 @@ def _fresh_model_script(request: pytest.FixtureRequest) -> None:
 @pytest.fixture
 def page_for(chromium: Any) -> Iterator[Callable[..., Any]]:
     """``page_for(base_url, user=None)``: a fresh browser context and page, logged in as ``user``
-    through a real session cookie (None: logged out). Contexts are closed after the test."""
+    through a real session cookie of the test database (None: logged out; production mode only).
+    ``page.errors`` collects uncaught exceptions, ``page.console_errors`` the console's errors (htmx
+    logs there, e.g. an out-of-band fragment without a target). Contexts are closed after the test."""
     from django.test import Client
 
     contexts: list[Any] = []
@@ -76,6 +109,8 @@ def page_for(chromium: Any) -> Iterator[Callable[..., Any]]:
         page.set_default_timeout(20_000)
         page.errors = []  # type: ignore[attr-defined]
         page.on("pageerror", lambda exc: page.errors.append(str(exc)))  # type: ignore[attr-defined]
+        page.console_errors = console = []  # type: ignore[attr-defined]
+        page.on("console", lambda msg: console.append(msg.text) if msg.type == "error" else None)
         return page
 
     yield make

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -22,14 +23,18 @@ def sign_up(page: Any, base: str, username: str, password: str = "a-Long-pass-43
 
 
 def create_problem(page: Any, base: str, problem: dict[str, Any] = ADD_ONE) -> str:
-    """Fill the New problem form (call kind); returns the problem page's URL."""
+    """Fill the New problem form (call kind), every test of ``problem`` (Add test for those past the
+    two blank ones the form shows); returns the problem page's URL."""
     page.goto(f"{base}/problems/")
     page.click('[data-testid="new-problem"]')
     page.fill("#id_title", problem["title"])
     page.fill("#id_statement", problem["statement"])
     page.select_option("#id_kind", "call")
     page.fill("#id_entry_point", problem["entry_point"])
-    for i, (given, expected, public) in enumerate(problem["tests"][:2]):  # the form shows two blank tests
+    for i, (given, expected, public) in enumerate(problem["tests"]):
+        if i >= 2:
+            page.click('[data-testid="add-test"]')
+            page.wait_for_selector(f"#id_tests-{i}-input")
         page.fill(f"#id_tests-{i}-input", given)
         page.fill(f"#id_tests-{i}-output", expected)
         page.set_checked(f"#id_tests-{i}-public", public)
@@ -82,6 +87,39 @@ def wait_text(page: Any, selector: str, min_chars: int = 1, timeout_s: float = 3
         timeout_s,
     )
     return page.locator(selector).text_content()
+
+
+def header_counts(page: Any) -> tuple[int, int] | None:
+    """(queued, running) as the header's model status shows them; None before it has loaded."""
+    match = re.search(
+        r"(\d+) queued, (\d+) running", page.locator('[data-testid="model-status"]').inner_text()
+    )
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def wait_header_counts(page: Any, counts: tuple[int, int], timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while header_counts(page) != counts:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the header shows {header_counts(page)}, not {counts} (queued, running)")
+        page.wait_for_timeout(100)
+
+
+def run_export(page: Any, run_url: str) -> dict[str, Any]:
+    """The run's Export JSON, fetched with the page's session (works in either mode: the run lives in
+    the site's own database)."""
+    response = page.request.get(f"{run_url.rstrip('/')}/export.json")
+    assert response.ok, response.status
+    return response.json()
+
+
+def recorded_text(export: dict[str, Any], candidate: int) -> str:
+    """The reply the run recorded for ``candidate`` (its candidate_done event)."""
+    return next(
+        e["payload"]["text"]
+        for e in export["events"]
+        if e["type"] == "candidate_done" and e["payload"]["candidate"] == candidate
+    )
 
 
 def screenshot(page: Any, name: str) -> None:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -77,8 +77,20 @@ ADD_ONE = {
     "entry_point": "add_one",
     "tests": [("1", "2", True), ("5", "6", True), ("-1", "0", False)],
 }
+# Quick heartbeats and cancels, and limits no test session reaches: every test runs and signs up from
+# 127.0.0.1, and the sign-up throttle's counters (Redis, or the embedded server's memory) last an hour.
+TEST_LIMITS = {
+    "EXECSIM_HEARTBEAT_SECONDS": "1",
+    "EXECSIM_CANCEL_GRACE_SECONDS": "2",
+    "EXECSIM_RUNS_PER_MINUTE": "100",
+    "EXECSIM_MAX_CONCURRENT_RUNS": "10",
+    "EXECSIM_SIGNUPS_PER_HOUR": "10000",
+}
 RIGHT = "```python\ndef add_one(x):\n    return x + 1\n```"
 WRONG = "```python\ndef add_one(x):\n    return x + 2\n```"
+# A comment to start a scripted program with (``add_one_script(preamble=...)``): with the fake server's
+# delay_s, streaming then takes a while.
+SLOW_PREAMBLE = "Let me think about this step by step before writing the program. " * 3
 
 
 def free_port() -> int:
@@ -162,12 +174,7 @@ def production_stack(
         EXECSIM_MODEL_URL=model_url,
         EXECSIM_MODEL_NAME=model_name,
         EXECSIM_DATA_DIR=str(workdir / "data"),
-        EXECSIM_HEARTBEAT_SECONDS="1",
-        EXECSIM_CANCEL_GRACE_SECONDS="2",
-        EXECSIM_RUNS_PER_MINUTE="100",
-        EXECSIM_MAX_CONCURRENT_RUNS="10",
-        # the sign-up throttle counts per address in Redis for an hour: every test signs up from 127.0.0.1
-        EXECSIM_SIGNUPS_PER_HOUR="10000",
+        **TEST_LIMITS,
         **extra_env,
     )
     queue = os.environ["EXECSIM_CELERY_QUEUE"]
@@ -200,12 +207,16 @@ def production_stack(
 
 
 @contextmanager
-def embedded_server(data_dir: Path, model_url: str, model_name: str) -> Iterator[str]:
-    """``execsim up --port N`` (the README's main command) in a fresh data directory."""
+def embedded_server(data_dir: Path, model_url: str, model_name: str, **extra_env: str) -> Iterator[str]:
+    """``execsim up --port N`` (the README's main command) in a fresh data directory; ``extra_env``
+    (e.g. TEST_LIMITS) is added to its environment."""
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     env = clean_env(
-        EXECSIM_DATA_DIR=str(data_dir), EXECSIM_MODEL_URL=model_url, EXECSIM_MODEL_NAME=model_name
+        EXECSIM_DATA_DIR=str(data_dir),
+        EXECSIM_MODEL_URL=model_url,
+        EXECSIM_MODEL_NAME=model_name,
+        **extra_env,
     )
     env.pop("EXECSIM_CELERY_QUEUE", None)
     log = data_dir / "up.log"
@@ -237,15 +248,16 @@ def add_one_script(
     solve: list[str] | None = None,
     simulate: Callable[[str, str], str] | None = None,
     preamble: str = "",
+    repair: Sequence[str] = ("```#SUBMIT```",),
 ) -> PipelineScript:
     """k=2 replies [right, wrong] by default (each starting with ``preamble`` as a comment in the code,
     to make streaming take a while with a delayed server: the solve request prefills the code fence and
     stops at the closing one, so the model writes nothing outside its program); simulations are
-    faithful unless ``simulate`` says otherwise."""
+    faithful unless ``simulate`` says otherwise; ``repair``: the replies of successive repair turns."""
     comment = f"# {preamble}\n" if preamble else ""
     replies = [text.replace("```python\n", "```python\n" + comment, 1) for text in (solve or [RIGHT, WRONG])]
 
     def faithful(code: str, call: str) -> str:
         return nlex(call, add_one_value(code, call))
 
-    return PipelineScript(solve=replies, simulate=simulate or faithful)
+    return PipelineScript(solve=replies, simulate=simulate or faithful, repair=repair)
