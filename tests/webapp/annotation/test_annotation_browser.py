@@ -61,9 +61,11 @@ def test_annotate_adjudicate_and_export(page_as, live_server, sim_run, ann1, ann
     page2.wait_for_url(_review(right))
     page2.keyboard.press(" ")
     page2.wait_for_url(_review(wrong))
+    assert "0 done so far" in page2.locator("main").inner_text()  # a skip is not done
     page2.keyboard.press("Backspace")
     page2.wait_for_url(_review(right))
     assert not Annotation.objects.filter(annotator=ann2).exists()
+    assert list(AnnotationItem.objects.filter(claimed_by=ann2)) == [right]  # undo: one item claimed
     page2.keyboard.press(" ")
     page2.wait_for_url(_review(wrong))
     page2.keyboard.press("x")

@@ -1,10 +1,13 @@
 """Issue 13's annotator tools in Chromium: the review header's real result, "use the trace's value"
 fixing false claims one click each (re-verified live, the word diff growing), "reset to original";
-staff setting a queue's overlap and picking a run from the list; the adjudicator's replacement text
-re-verified as typed. Takes docs/screenshots/review-diff.png (EXECSIM_SCREENSHOTS=docs/screenshots)."""
+staff setting a queue's overlap and re-queue time (items already queued too) and picking a run from
+the list; no "verified" badge on a rejection; the adjudicator's replacement text re-verified as typed,
+and credited to them in the export. Takes docs/screenshots/review-diff.png
+(EXECSIM_SCREENSHOTS=docs/screenshots)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -82,17 +85,23 @@ def test_staff_set_the_overlap_pick_a_run_and_adjudicate_live(
     staff.wait_for_url(re.compile(r"/annotation/$"))
     assert AnnotationItem.objects.count() == 2
     staff.fill('[data-testid="policy-required"]', "2")
+    staff.fill('[data-testid="policy-minutes"]', "3")  # re-queue a claimed item after 3 minutes
     staff.click('[data-testid="policy-form"] button')
     staff.wait_for_url(re.compile(r"/annotation/$"))
-    assert "2 per item" in staff.locator('[data-testid="policies"]').inner_text()
-    assert set(AnnotationItem.objects.values_list("required", flat=True)) == {2}
+    assert "2 per item, claims 3 min" in staff.locator('[data-testid="policies"]').inner_text()
+    # the items already queued follow the queue's new settings
+    assert set(AnnotationItem.objects.values_list("required", "claim_seconds")) == {(2, 180)}
     assert QueuePolicy.objects.get(model="").required == 2
 
     item = AnnotationItem.objects.get(simulation__test=1)
-    for user, decision, text in ((ann1, "accept", FIXED_5), (ann2, "reject", WRONG_5)):
+    # ann2 rejects, though with a text that verifies: a rejection never shows a "verified" badge
+    for user, decision, text in ((ann1, "accept", FIXED_5), (ann2, "reject", FIXED_5)):
         queue.claim(item, user)
         queue.submit(item, user, decision, text)
     staff.goto(f"{live_server.url}/annotation/adjudication/{item.pk}/")
+    badges = staff.locator('[data-testid="adjudicate-badge"]')
+    assert badges.all_inner_texts() == ["verified", "rejected the model's text"]
+    assert badges.nth(1).locator(".ok").count() == 0
     verdicts = staff.locator('[data-testid="adjudicate-verdicts"] [data-testid="verdicts"]')
     assert verdicts.get_attribute("data-verified") == "1"  # ann1's text, chosen by default
     staff.fill('[data-testid="adjudicate-text"]', WRONG_5.replace("y becomes 7", "y becomes 6"))
@@ -103,3 +112,17 @@ def test_staff_set_the_overlap_pick_a_run_and_adjudicate_live(
         "returns 7"
         in staff.locator('[data-testid="adjudicate-verdicts"] [data-label="diverges"]').inner_text()
     )
+    # a replacement that verifies, accepted: the export credits it to the adjudicator
+    replacement = FIXED_5.replace("add_one is called", "add_one gets called")
+    staff.fill('[data-testid="adjudicate-text"]', replacement)
+    staff.locator(
+        '[data-testid="adjudicate-verdicts"] [data-testid="verdicts"][data-verified="1"]'
+    ).wait_for()
+    staff.click('[data-testid="adjudicate-accept"]')
+    staff.wait_for_url(re.compile(r"/annotation/adjudication/$"))
+    export = staff.request.get(
+        live_server.url + staff.locator('[data-testid="export-link"]').get_attribute("href")
+    )
+    [record] = [json.loads(line) for line in export.text().splitlines()]
+    assert record["completion"] == replacement
+    assert record["annotator"] == "carol" and record["adjudicator"] == "carol"

@@ -2,8 +2,8 @@
 arrows (aliasing shows, instance attributes too), where am I (next and previous line, the return value,
 the line that raised), narration in step (callees and recursion), partial traces flagged, the step in
 the URL (hash edits, Back), presentation mode with an exit and the result hidden until the last step,
-edit and trace again, frames named by function and depth, a 390 px phone. Takes explorer-educator.png
-(see support.SCREENSHOTS)."""
+edit and trace again, frames named by function and depth, a 390 px phone, no link to a screen the
+role cannot use. Takes explorer-educator.png (see support.SCREENSHOTS)."""
 
 from __future__ import annotations
 
@@ -150,25 +150,34 @@ def test_narration_follows_the_stepper_into_callees_and_recursion(page_as, live_
 
 
 @pytest.mark.parametrize(
-    ("code", "cap", "reason", "words"),
+    ("code", "cap", "reason", "words", "status"),
     [
         (
             "def spin():\n    n = 0\n    while True:\n        n += 1\n",
             40,
             "max_steps",
             "only the first 40 steps",
+            "timeout",
         ),
         (
             "def spin():\n    import time\n    while True:\n        time.sleep(0.4)\n",
             2000,
             "timeout",
             "time limit",
+            "timeout",
+        ),
+        (
+            "def spin():\n    while True:\n        print('x' * 100000)\n",
+            2000,
+            "output_limit",
+            "stopped for printing too much",
+            "output_limit",
         ),
     ],
-    ids=["forever", "timeout"],
+    ids=["forever", "timeout", "prints"],
 )
 def test_a_program_that_never_ends_shows_its_first_steps_flagged(
-    page_as, live_server, educator, settings, code, cap, reason, words
+    page_as, live_server, educator, settings, code, cap, reason, words, status
 ):
     settings.EXECSIM_EXPLORER_MAX_STEPS = cap
     page = page_as(educator)
@@ -178,7 +187,7 @@ def test_a_program_that_never_ends_shows_its_first_steps_flagged(
     page.click('[data-testid="explore-submit"]')
     page.wait_for_url("**/explorer/t/**")
     trace = Trace.objects.get()
-    assert trace.status == "timeout" and trace.step_count > 3
+    assert trace.status == status and trace.step_count > 3
     cap_banner = page.locator('[data-testid="ex-cap"]')
     assert cap_banner.is_visible() and cap_banner.get_attribute("data-reason") == reason
     assert words in cap_banner.inner_text() and cap_banner.inner_text().startswith("Partial trace")
@@ -261,6 +270,17 @@ def test_the_trace_page_fits_a_390_px_phone(page_as, live_server, educator):
     assert permalink["x"] >= 0 and permalink["x"] + permalink["width"] <= 390
     assert page.locator('[data-testid="ex-forward"]').is_visible()
     page.screenshot(path=str(SCREENSHOTS / "explorer-phone.png"), full_page=False)
+
+
+def test_an_educator_sees_no_link_to_a_screen_their_role_cannot_use(page_as, live_server, educator, ann1):
+    page = page_as(educator)
+    page.goto(f"{live_server.url}/explorer/")
+    assert page.locator('[data-testid="nav-annotation"]').count() == 0
+    for href in page.locator("header.top nav a").evaluate_all("links => links.map(a => a.href)"):
+        assert page.request.get(href).status == 200, href  # every link shown opens
+    annotator = page_as(ann1)
+    annotator.goto(f"{live_server.url}/explorer/")
+    assert annotator.locator('[data-testid="nav-annotation"]').count() == 1  # shown to those it is for
 
 
 def test_the_educator_flow_screenshot(page_as, live_server, educator):
