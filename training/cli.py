@@ -386,7 +386,10 @@ def _data(args: argparse.Namespace) -> int:
         rl = rl_examples(records, seed=args.seed, max_prompt_chars=args.rl_max_prompt_chars)
         bar("rl examples", 1, 1)
         codegen = codegen_examples(records)
-    sft = mix(built, shares, seed=args.seed)
+    try:
+        sft = mix(built, shares, seed=args.seed)
+    except MixError as exc:
+        raise UsageError(str(exc)) from None
     counts.update(sft=write_jsonl(args.out / "sft.jsonl", sft), rl=write_jsonl(args.out / "rl.jsonl", rl))
     counts["codegen"] = write_jsonl(args.out / "codegen.jsonl", codegen)
     card = data_card(built=built, written=sft, shares=shares, seed=args.seed, details=counts)

@@ -65,7 +65,10 @@ def mix(
     if shares is None:
         chosen = {k: list(v) for k, v in by_kind.items()}
     else:
-        total = min(len(by_kind.get(k, [])) / share for k, share in shares.items())
+        empty = [k for k in shares if not by_kind.get(k)]
+        if empty:
+            raise MixError(f"--mix gives a share to {', '.join(empty)}, but no such example was built")
+        total = min(len(by_kind[k]) / share for k, share in shares.items())
         chosen = {k: _stratified(by_kind.get(k, []), int(total * share), rng) for k, share in shares.items()}
     examples = [e for kind in chosen for e in chosen[kind]]
     if len([k for k, v in chosen.items() if v]) > 1:

@@ -181,6 +181,8 @@ def test_the_mix_keeps_shares_and_styles_and_is_seeded():
     assert mix({"simulate": by_kind["simulate"]}, None) == by_kind["simulate"]  # one kind: order kept
     with pytest.raises(MixError):
         parse_mix("simulate=1", ("simulate", "repair"))
+    with pytest.raises(MixError, match="no such example"):
+        mix({"simulate": by_kind["simulate"], "repair": []}, shares)
 
 
 def test_train_data_writes_every_kind_counts_them_and_uses_no_benchmark_program(tmp_path):
