@@ -78,19 +78,7 @@ def difference_row(
     base: dict[str, Any], new: dict[str, Any], variant: str, base_variant: str = "base"
 ) -> dict[str, Any]:
     diff = compare(base, new)
-    return {
-        "benchmark": new["task"],
-        "metric": TASKS[new["task"]][2],
-        "model": f"{variant} - {base_variant}",
-        "value": diff.value,
-        "n": diff.n,
-        "low": diff.low,
-        "high": diff.high,
-        "method": "paired bootstrap",
-        "better": diff.better,
-        "worse": diff.worse,
-        "excludes_zero": diff.excludes_zero,
-    }
+    return diff.row(TASKS[new["task"]][2], f"{variant} - {base_variant}")
 
 
 def evaluate_task(task: str, url: str, name: str, config: EvalRunConfig, progress: Progress | None) -> dict:

@@ -163,22 +163,7 @@ def _replace(
 ) -> None:
     """Write the candidate's adapter and manifest into ``current`` (the adapter staged beside it and
     renamed into place, so an interrupted copy never leaves half an adapter)."""
-    rows = [
-        {
-            "benchmark": task,
-            "metric": _metric(task),
-            "model": "promoted - previous",
-            "value": diff.value,
-            "n": diff.n,
-            "low": diff.low,
-            "high": diff.high,
-            "method": "paired bootstrap",
-            "better": diff.better,
-            "worse": diff.worse,
-            "excludes_zero": diff.excludes_zero,
-        }
-        for task, diff in decision.differences.items()
-    ]
+    rows = [diff.row(_metric(task), "promoted - previous") for task, diff in decision.differences.items()]
     manifest = {
         **manifest,
         "merged": None,

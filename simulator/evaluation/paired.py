@@ -44,6 +44,23 @@ class PairedDifference:
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "excludes_zero": self.excludes_zero, "method": "paired bootstrap"}
 
+    def row(self, metric: str, model: str) -> dict[str, Any]:
+        """This difference as a row of a checkpoint manifest's ``evaluation`` (``model`` names the
+        pair, e.g. "sft - base"), the shape the Checkpoints pages read."""
+        return {
+            "benchmark": self.task,
+            "metric": metric,
+            "model": model,
+            "value": self.value,
+            "n": self.n,
+            "low": self.low,
+            "high": self.high,
+            "method": "paired bootstrap",
+            "better": self.better,
+            "worse": self.worse,
+            "excludes_zero": self.excludes_zero,
+        }
+
     def line(self) -> str:
         return (
             f"{self.task} n={self.n} a={self.a_mean:.3f} b={self.b_mean:.3f} "

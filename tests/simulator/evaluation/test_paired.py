@@ -29,6 +29,14 @@ def test_a_consistent_gain_excludes_zero() -> None:
     assert (result.better, result.worse, result.n) == (20, 0, 100)
 
 
+def test_a_difference_as_a_manifest_row() -> None:
+    diff = compare(record("mbpp", {"a": 0, "b": 1}), record("mbpp", {"a": 1, "b": 1}))
+    row = diff.row("pass@1", "sft - base")
+    assert row["benchmark"] == "mbpp" and row["metric"] == "pass@1" and row["model"] == "sft - base"
+    assert (row["value"], row["n"], row["better"], row["worse"]) == (0.5, 2, 1, 0)
+    assert row["method"] == "paired bootstrap" and row["low"] <= row["value"] <= row["high"]
+
+
 def test_swapped_items_with_equal_means_do_not_exclude_zero() -> None:
     base = record("mbpp", {str(i): int(i < 10) for i in range(40)})
     new = record("mbpp", {str(i): int(i >= 30) for i in range(40)})
