@@ -59,9 +59,9 @@ def test_each_floor_of_the_core_imports_only_the_floors_below() -> None:
         assert here in level, f"{here} is on no floor: add it to CORE_FLOORS and docs/architecture.md"
         for name in imported_modules(path):
             there = name.split(".")
-            if there[0] == "simulator" and len(there) > 1 and there[1] != here:
-                if level.get(there[1], -1) >= level[here] and there[1] in level:
-                    upward.append(f"{path.relative_to(REPO)} imports {name}")
+            inside = there[0] == "simulator" and len(there) > 1 and there[1] in level
+            if inside and there[1] != here and level[there[1]] >= level[here]:
+                upward.append(f"{path.relative_to(REPO)} imports {name}")
     assert upward == []
 
 
