@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import json
 import struct
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -200,6 +201,98 @@ class Trace:
         if self.error:
             lines.append(f"(tracer stopped: {self.error})")
         return "\n".join(lines) + "\n"
+
+
+# A repr that shows a (normalised) address, the default ``<Point object at 0x...>``: a reader is told
+# the object from its heap view instead (``Objects``); any other repr is the program's own and kept.
+ADDRESS_MARK = " at 0x..."
+SHOWN_MAX = 1000  # the cap of a value told from the heap, as the tracer caps a repr
+
+
+class Objects:
+    """What a trace's values show once their heap objects are replayed (docs/trace-schema.md): a
+    value whose repr shows an address (an instance with the default repr, or a container holding one)
+    is told from its view instead, ``Point(x=1, y=2)``, ``[Point(x=1, y=2), 3]``, ``Empty()``, so
+    an explanation states the fields and never a memory address (noise, different on every run).
+    Values without an address, or whose object the heap lacks (a trace without objects), are as
+    recorded. The narrator and the claim checker both read values through here, so the checker
+    holds the narrator's words against the same text."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.steps = trace.steps
+        self.views: dict[int, tuple[list[int], list[dict[str, Any]]]] = {}
+        # (frame, name) -> steps where the binding was recorded, and its object (None: not a heap object)
+        self.bindings: dict[tuple[int, str], tuple[list[int], list[int | None]]] = {}
+        for step in trace.steps:
+            for view in step.heap:
+                at, views = self.views.setdefault(view["id"], ([], []))
+                at.append(step.index)
+                views.append(view)
+            for name in step.changed.keys() | step.refs.keys():
+                if name != "return":  # the returned object, on a return step only
+                    at, numbers = self.bindings.setdefault((step.frame, name), ([], []))
+                    at.append(step.index)
+                    numbers.append(step.refs.get(name))
+
+    def local(self, value: Value, frame: int, name: str, index: int) -> Value:
+        """``value``, the local ``name`` of ``frame`` at step ``index``, as it shows there."""
+        if ADDRESS_MARK not in value.repr or not self.views:
+            return value
+        at, numbers = self.bindings.get((frame, name), ([], []))
+        pos = bisect_right(at, index)
+        return self._shown(value, numbers[pos - 1] if pos else None, index)
+
+    def returned(self, step: Step) -> Value | None:
+        """The value a ``return`` step returns, as it shows there (``step.value`` otherwise)."""
+        if step.value is None or step.event != "return" or ADDRESS_MARK not in step.value.repr:
+            return step.value
+        return self._shown(step.value, step.refs.get("return"), step.index)
+
+    def _shown(self, value: Value, number: int | None, index: int) -> Value:
+        if number is None or self._view(number, index) is None:
+            return value
+        text = self._text({"ref": number}, index, set())
+        if len(text) > SHOWN_MAX:
+            text = text[:SHOWN_MAX] + TRUNCATION_MARK
+        return Value(text, value.type)
+
+    def _view(self, number: int, index: int) -> dict[str, Any] | None:
+        at, views = self.views.get(number, ([], []))
+        pos = bisect_right(at, index)
+        return views[pos - 1] if pos else None
+
+    def _text(self, cell: dict[str, Any], index: int, open_: set[int]) -> str:
+        """A cell in Python's notation: a value's repr, an object from its view at step ``index``
+        ("..." for one the heap does not show there, or one inside itself)."""
+        if "ref" not in cell:
+            return str(cell["repr"])
+        number = cell["ref"]
+        view = self._view(number, index)
+        if view is None or number in open_:
+            return "..."
+        open_.add(number)
+        kind, items = view["kind"], view["items"]
+        if kind == "object":
+            parts = [f"{name}={self._text(item, index, open_)}" for name, item in items]
+        elif kind == "dict":
+            parts = [f"{self._text(k, index, open_)}: {self._text(v, index, open_)}" for k, v in items]
+        else:
+            parts = [self._text(item, index, open_) for item in items]
+        open_.discard(number)
+        if view.get("more"):
+            parts.append("...")
+        inner = ", ".join(parts)
+        if kind == "object":
+            return f"{view['type']}({inner})"
+        if kind == "list":
+            return f"[{inner}]"
+        if kind == "tuple":
+            return f"({inner},)" if len(parts) == 1 else f"({inner})"
+        if kind == "set" and not parts:
+            return f"{view['type']}()"
+        if kind == "set" and view["type"] != "set":
+            return f"{view['type']}({{{inner}}})"
+        return f"{{{inner}}}"
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"))

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from simulator.compare import NOT_LITERAL, literal, outputs_match, same_value
-from simulator.execution.trace import TRUNCATION_MARK, Trace, Value
+from simulator.execution.trace import TRUNCATION_MARK, Objects, Trace, Value
 from simulator.nlex.blocks import control_blocks
-from simulator.nlex.claims import Claim, extract_claims
+from simulator.nlex.claims import Claim, extract_claims, object_value
 from simulator.source import parse_python
 
 Verdict = Literal["true", "false", "unverifiable"]
@@ -61,10 +61,12 @@ class CheckResult:
 
 
 class _Index:
-    """Lookups over a trace: steps per frame, and each frame's history of each name."""
+    """Lookups over a trace: steps per frame, and each frame's history of each name, whose values are
+    as the narrator tells them (``Objects``: an instance by its attributes)."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
+        self.objects = Objects(trace)
         self.steps = trace.steps
         self.frames: dict[int, list[int]] = {}
         self.history: dict[tuple[int, str], tuple[list[int], list[Value]]] = {}
@@ -111,12 +113,13 @@ class _Index:
     def value_at(self, frame: int, name: str, index: int) -> Value | None:
         at, values = self.history.get((frame, name), ([], []))
         pos = bisect_right(at, index)
-        return values[pos - 1] if pos else None
+        return self.objects.local(values[pos - 1], frame, name, index) if pos else None
 
     def later_values(self, frame: int, name: str, index: int) -> list[tuple[int, Value]]:
         at, values = self.history.get((frame, name), ([], []))
         pos = bisect_right(at, index)
-        return list(zip(at[pos:], values[pos:], strict=True))
+        shown = self.objects.local
+        return [(i, shown(v, frame, name, i)) for i, v in zip(at[pos:], values[pos:], strict=True)]
 
 
 def check_text(text: str, trace: Trace, names: Iterable[str] | None = None) -> CheckResult:
@@ -282,12 +285,12 @@ def _check_return(index: _Index, cursor: int, anchor: int | None, claim: Claim) 
         if not returns:
             return ClaimVerdict(claim, "false", reason="nothing returns after this point"), cursor
     for at in returns:
-        value = steps[at].value
+        value = index.objects.returned(steps[at])
         assert value is not None
         if _matches(claim.value or "", value, ""):
             return ClaimVerdict(claim, "true", step=at, actual=value.repr), at
     first = returns[0]
-    shown = steps[first].value
+    shown = index.objects.returned(steps[first])
     return ClaimVerdict(claim, "false", step=first, actual=shown.repr if shown else None), cursor
 
 
@@ -350,18 +353,19 @@ def _check_answer(trace: Trace, index: _Index, claim: Claim) -> ClaimVerdict:
         return ClaimVerdict(claim, "false", step=len(trace.steps) - 1, actual=actual)
     top = [s for s in trace.steps if s.frame == index.top]
     final = top[-1] if top else None
-    if final is not None and final.event == "return" and final.value is not None:
-        match = _matches(claim.value or "", final.value, "")
-        if not match and literal(claim.value or "") is _MISSING:
+    returned = index.objects.returned(final) if final is not None else None
+    if final is not None and final.event == "return" and returned is not None:
+        match = _matches(claim.value or "", returned, "")
+        if not match and literal(claim.value or "") is _MISSING and not object_value(claim.value or ""):
             undefined = _undefined_names(claim.value or "", trace.source)
             if undefined:  # e.g. ``== ''.join(ls)``: evaluated after the call, it raises NameError
                 why = f"the answer uses {', '.join(undefined)}, not defined after the call"
-                return ClaimVerdict(claim, "false", step=final.index, actual=final.value.repr, reason=why)
+                return ClaimVerdict(claim, "false", step=final.index, actual=returned.repr, reason=why)
             match = None  # an expression or prose, not a value: nothing to compare here
         if match is None:
-            return ClaimVerdict(claim, "unverifiable", step=final.index, actual=final.value.repr,
+            return ClaimVerdict(claim, "unverifiable", step=final.index, actual=returned.repr,
                                 reason="the stated result is not a literal value")  # fmt: skip
-        return ClaimVerdict(claim, "true" if match else "false", step=final.index, actual=final.value.repr)
+        return ClaimVerdict(claim, "true" if match else "false", step=final.index, actual=returned.repr)
     if trace.truncated or trace.error or final is None:
         return ClaimVerdict(claim, "unverifiable", reason="the trace was cut short before the call ended")
     raised = next((s for s in reversed(top) if s.event == "exception" and s.value is not None), None)

@@ -12,7 +12,8 @@ optional; without tags the last ``assert ... == X`` line: ``simulator.prompts.pa
 highlight them; ``simulator.nlex.check`` gives each a verdict against a real trace.
 
 Text inside backticks is code, not a claim (``\\`x = x + 1\\``` says nothing about x's value). Values are
-the longest prefix that parses as a Python literal, so ``x = 3, y = 4`` yields two claims.
+the longest prefix that parses as a Python literal (or an instance as the narrator tells it,
+``Point(x=1, y=2)``: ``object_value``), so ``x = 3, y = 4`` yields two claims.
 """
 
 from __future__ import annotations
@@ -95,9 +96,44 @@ def literal_prefix(text: str, start: int, limit: int) -> int | None:
         try:
             ast.literal_eval(text[start:end])
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
+            if not object_value(text[start:end]):
+                continue
         return end
     return None
+
+
+_CONSTRUCTOR = re.compile(r"[A-Za-z_]\w*\(")
+
+
+def object_value(text: str) -> bool:
+    """Whether ``text`` is a value as the narrator tells an instance (``trace.Objects``): literals and
+    ``Point(x=1, y=2)`` (a class name with its attributes as keywords), nested in lists, tuples, sets
+    and dicts, so the attributes are part of the value, not claims about variables named x and y."""
+    if not _CONSTRUCTOR.search(text):
+        return False
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+
+    def told(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            return isinstance(node.operand, ast.Constant)
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            return all(told(e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(k is not None and told(k) for k in node.keys) and all(told(v) for v in node.values)
+        if isinstance(node, ast.Call):
+            return (
+                isinstance(node.func, ast.Name)
+                and not node.args
+                and all(k.arg is not None and told(k.value) for k in node.keywords)
+            )
+        return False
+
+    return told(tree.body)
 
 
 def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:

@@ -8,7 +8,10 @@ Only the outermost frame (the called function, or the script) is narrated, one t
 line: ``Line N: `source` ...; now x = 1, y = [2]`` (the values *after* the line ran). Calls into nested
 frames are counted, not narrated. A loop is narrated for its first ``ITERATIONS`` iterations, then
 summarised as ``Lines A-B repeat K more times.``, and the next narrated line states every value the
-summarised iterations changed. Every sentence is written so that ``simulator.nlex.check`` can verify it.
+summarised iterations changed. An instance is told by its attributes (``Point(x=1, y=2)``, read from
+the trace's heap by ``trace.Objects``), never by a ``<Point object at 0x...>`` repr, and a line that
+changes an instance without rebinding a name states the names that show the change. Every sentence
+is written so that ``simulator.nlex.check`` can verify it.
 
 ``step_sentences`` is the stepper's form (the trace explorer): every frame, the called functions and
 each recursive call included, one sentence per executed line with no loop summary, each placed on the
@@ -23,7 +26,7 @@ from bisect import bisect_right
 from collections import Counter
 
 from simulator.execution.program import Program
-from simulator.execution.trace import Step, Trace, Value
+from simulator.execution.trace import ADDRESS_MARK, Objects, Step, Trace, Value
 
 ITERATIONS = 2
 _HIDDEN_TYPES = frozenset({"function", "type", "module", "builtin_function_or_method"})
@@ -77,8 +80,9 @@ class _Narrator:
         self.loops: dict[int, tuple[int, int]] = {}
         self.branches: dict[int, tuple[int, int]] = {}
         if shared is not None:
-            self.loops, self.branches = shared.loops, shared.branches
+            self.loops, self.branches, self.objects = shared.loops, shared.branches, shared.objects
         else:
+            self.objects = Objects(trace)
             try:
                 tree = ast.parse(program.code)
             except SyntaxError:
@@ -93,6 +97,7 @@ class _Narrator:
             top = self.steps[0].frame if self.steps else 0
             own = [s.index for s in self.steps if s.frame == top]
         self.own = own
+        self.frame = self.steps[own[0]].frame if own else 0
         self.position = {index: k for k, index in enumerate(self.own)}
         self.history: dict[str, tuple[list[int], list[Value]]] = {}
         for i in self.own:
@@ -108,9 +113,22 @@ class _Narrator:
         return self.steps[self.own[k]] if k < len(self.own) else None
 
     def value_at(self, name: str, index: int) -> Value | None:
+        """What ``name`` shows at step ``index``: an instance by its attributes (``Objects``)."""
         at, values = self.history.get(name, ([], []))
         pos = bisect_right(at, index)
-        return values[pos - 1] if pos else None
+        return self.objects.local(values[pos - 1], self.frame, name, index) if pos else None
+
+    def mutated(self, index: int, end: int) -> list[str]:
+        """Names whose objects the steps after ``index`` up to ``end`` changed though their reprs did
+        not (an attribute set, an instance in a list): the heap shows it, ``changed`` cannot."""
+        out = []
+        for name, (at, values) in self.history.items():
+            pos = bisect_right(at, index)
+            if pos and ADDRESS_MARK in values[pos - 1].repr:
+                before, after = self.value_at(name, index), self.value_at(name, end)
+                if before is not None and after is not None and before.repr != after.repr:
+                    out.append(name)
+        return out
 
     def code(self, line: int) -> str:
         return self.source[line - 1].strip() if 0 < line <= len(self.source) else ""
@@ -258,8 +276,10 @@ class _Narrator:
         names = list(carry)
         if nxt is not None:
             names += [n for n in nxt.changed if n not in names]
-        if nxt is not None and nxt.event == "return" and nxt.value is not None and nxt.function != "<module>":
-            parts.append(f"returns {nxt.value.repr}")
+            names += [n for n in self.mutated(index, end) if n not in names]
+        returned = self.objects.returned(nxt) if nxt is not None else None
+        if nxt is not None and nxt.event == "return" and returned is not None and nxt.function != "<module>":
+            parts.append(f"returns {returned.repr}")
         elif nxt is not None and nxt.event == "exception" and nxt.value is not None:
             parts.append(f"raises {nxt.value.repr}")
         hidden = [n for n in names if (v := self.value_at(n, end)) is not None and v.type in _HIDDEN_TYPES]
@@ -281,8 +301,9 @@ class _Narrator:
         if self.program.shape != "call":
             return ""
         final = self.steps[self.own[-1]]
-        if final.event == "return" and final.value is not None:
-            return f"[ANSWER]\nassert {self.program.call} == {final.value.repr}\n[/ANSWER]"
+        returned = self.objects.returned(final)
+        if final.event == "return" and returned is not None:
+            return f"[ANSWER]\nassert {self.program.call} == {returned.repr}\n[/ANSWER]"
         exc = next((s.value for s in reversed(self.steps) if s.event == "exception" and s.value), None)
         if exc is not None and not self.trace.truncated:
             return f"[ANSWER]\n{self.program.call} raises {exc.type}\n[/ANSWER]"

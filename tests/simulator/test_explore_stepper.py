@@ -92,3 +92,68 @@ def test_a_comprehension_is_told_as_one():
     texts = [s.text for s in stepper_sentences(trace, program)]
     assert "Line 2: `ys = [x * 2 for x in xs]` - the list comprehension starts." in texts
     assert not any("<listcomp> is called" in t for t in texts)
+
+
+POINTS = (
+    "class Point:\n"
+    "    def __init__(self, x, y):\n"
+    "        self.x = x\n"
+    "        self.y = y\n"
+    "\n"
+    "class Empty:\n"
+    "    pass\n"
+    "\n"
+    "def f(n):\n"
+    "    p = Point(n, 2)\n"
+    "    ps = [p, Point(3, 4)]\n"
+    "    e = Empty()\n"
+    "    p.x = 5\n"
+    "    return p\n"
+)
+
+
+def _point_sentences() -> dict[int, str]:
+    program = Program(code=POINTS, call="f(1)")
+    trace = trace_in_process(POINTS, program.call).trace
+    return {trace.steps[s.step].index: s.text for s in stepper_sentences(trace, program)}
+
+
+def test_an_instance_is_told_by_its_attributes_never_by_its_address():
+    texts = list(_point_sentences().values())
+    assert not any("object at" in t or "0x" in t for t in texts), texts
+    assert any("`p = Point(n, 2)`" in t and "now p = Point(x=1, y=2)." in t for t in texts), texts
+    # __init__'s frame: self has no attribute when called, then one per line
+    assert any("__init__ is called with self = Point(), x = 1, y = 2." in t for t in texts), texts
+    assert any("`self.x = x`; now self = Point(x=1)." in t for t in texts), texts
+
+
+def test_an_instance_in_a_list_and_one_without_attributes():
+    texts = list(_point_sentences().values())
+    assert any("now ps = [Point(x=1, y=2), Point(x=3, y=4)]." in t for t in texts), texts
+    assert any("`e = Empty()`; now e = Empty()." in t for t in texts), texts
+
+
+def test_an_attribute_change_is_told_and_the_return_value_shows_it():
+    texts = list(_point_sentences().values())
+    # the list holds the same object as p, so it shows the change too (aliasing)
+    assert any(
+        "`p.x = 5`; now p = Point(x=5, y=2), ps = [Point(x=5, y=2), Point(x=3, y=4)]." in t for t in texts
+    ), texts
+    assert any("`return p` returns Point(x=5, y=2)." in t for t in texts), texts
+
+
+def test_lists_and_instances_with_their_own_repr_are_told_as_today():
+    code = (
+        "from dataclasses import dataclass\n"
+        "@dataclass\n"
+        "class P:\n"
+        "    x: int\n"
+        "def f():\n"
+        "    q = P(1)\n"
+        "    xs = [1, [2]]\n"
+        "    return xs\n"
+    )
+    program = Program(code=code, call="f()")
+    trace = trace_in_process(code, program.call).trace
+    texts = [s.text for s in stepper_sentences(trace, program)]
+    assert any("now q = P(x=1)." in t for t in texts) and any("now xs = [1, [2]]." in t for t in texts)

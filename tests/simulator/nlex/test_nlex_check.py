@@ -66,3 +66,39 @@ def test_answers_in_each_format() -> None:
 def test_summarised_loops_in_prose_still_check() -> None:
     text = "total starts at 0. The loop adds every element. After the loop, total = 6. It returns 6."
     assert [v for _, v in verdicts(text)] == ["true", "true", "true"]
+
+
+POINT = (
+    "class Point:\n"
+    "    def __init__(self, x, y):\n"
+    "        self.x = x\n"
+    "        self.y = y\n"
+    "def f(x):\n"
+    "    p = Point(x, 2)\n"
+    "    p.y = 7\n"
+    "    return p\n"
+)
+
+
+def test_an_instance_told_by_its_attributes_is_one_claim_checked_against_the_heap() -> None:
+    claims = extract_claims("Line 6: `p = Point(x, 2)`; now p = Point(x=1, y=2), ps = [Point(x=1), 3].")
+    assert [(c.kind, c.name, c.value) for c in claims] == [
+        ("line", None, None),
+        ("value", "p", "Point(x=1, y=2)"),  # x=1 inside the value is not a claim about the local x
+        ("value", "ps", "[Point(x=1), 3]"),
+    ]
+    text = (
+        "Line 6: `p = Point(x, 2)`; now p = Point(x=1, y=2).\n"
+        "Line 7: `p.y = 7`; now p = Point(x=1, y=2).\n"  # wrong: the attribute changed
+        "Line 8: `return p` returns Point(x=1, y=7).\n"
+        "[ANSWER] assert f(1) == Point(x=9, y=7) [/ANSWER]"
+    )
+    assert verdicts(text, POINT, "f(1)") == [
+        ("Line 6", "true"),
+        ("p = Point(x=1, y=2)", "true"),
+        ("Line 7", "true"),
+        ("p = Point(x=1, y=2)", "false"),
+        ("Line 8", "true"),
+        ("returns Point(x=1, y=7)", "true"),
+        ("Point(x=9, y=7)", "false"),  # a wrong object is false, not "not a literal"
+    ]
