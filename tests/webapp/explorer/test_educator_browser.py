@@ -296,4 +296,7 @@ def test_the_educator_flow_screenshot(page_as, live_server, educator):
     _go(page, next(i for i, s in enumerate(steps) if s["function"] == "f" and s["line"] == 12))
     assert page.locator('[data-testid="ex-arrows"] path.ex-arrow').count() >= 4
     assert page.locator(".ex-code li.prev").get_attribute("data-line") == "11"  # not __init__'s last line
+    # the instance is told by its attributes, never by its address
+    narration = page.locator('[data-testid="ex-narration"]').inner_text()
+    assert "now p = Point(x=1, y=[[1, 2]])" in narration and "object at" not in narration, narration
     page.screenshot(path=str(SCREENSHOTS / "explorer-educator.png"), full_page=True)
