@@ -17,7 +17,7 @@ from django.utils.html import escape
 
 from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
 from webapp.runs.privacy import hidden_tests
-from webapp.runs.views_context import run_context, sim_dom, verdict_dom
+from webapp.runs.views_context import cell_real, run_context, sim_dom, verdict_dom
 
 
 def _append(target: str, text: str) -> str:
@@ -128,10 +128,12 @@ def _verdict(run: Run, p: dict[str, Any]) -> list[Part]:
     verdict = Verdict.objects.filter(
         run=run, turn=p.get("turn", 0), candidate=p["candidate"], test=p["test"]
     ).first()
-    if not verdict:
-        return []
+    return [_verdict_cell(run, verdict)] if verdict else []
+
+
+def _verdict_cell(run: Run, verdict: Verdict) -> str:
     dom = verdict_dom(verdict.candidate, verdict.test, verdict.turn)
-    return [_partial("verdict_cell.html", verdict=verdict, dom=dom)]
+    return _partial("verdict_cell.html", verdict=verdict, real=cell_real(run, verdict), dom=dom)
 
 
 def _selected(run: Run, p: dict[str, Any]) -> list[Part]:
@@ -155,12 +157,27 @@ def _execution(run: Run, p: dict[str, Any]) -> list[Part]:
     if not execution:
         return []
     # share-link readers get no explorer links and see no private test
-    return [_for_viewer("execution_row.html", {"run": run, "x": execution, "append": True})]
+    parts: list[Part] = [_for_viewer("execution_row.html", {"run": run, "x": execution, "append": True})]
+    # the program's cell on this (public) test now says what really came out; a pasted program's page
+    # has no cells (and a private test none anywhere)
+    verdict = Verdict.objects.filter(
+        run=run, candidate=execution.candidate, turn=execution.turn, test=execution.test
+    ).first()
+    if verdict is not None and run.kind == "solve":
+        parts.append(_verdict_cell(run, verdict))
+    return parts
 
 
 def _run_finished(run: Run, p: dict[str, Any]) -> list[Part]:
+    """The run's end: its status, its Result, and the Run for real panel (the judge's banners of the
+    final program the run executed itself; a run for real asked for meanwhile now under way)."""
     ctx = run_context(run)
-    return [_status(ctx), _for_viewer("final.html", ctx), *_skipped_turns(ctx)]
+    return [
+        _status(ctx),
+        _for_viewer("final.html", ctx),
+        _for_viewer("run_real.html", ctx),
+        *_skipped_turns(ctx),
+    ]
 
 
 def _run_failed_or_cancelled(run: Run, p: dict[str, Any]) -> list[Part]:

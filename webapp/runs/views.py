@@ -179,20 +179,19 @@ def run_retry(request: HttpRequest, run_id: Any) -> HttpResponse:
 @require_POST
 def run_real(request: HttpRequest, run_id: Any) -> HttpResponse:
     """Run for real: execute the run's candidates and final program in the sandbox on every test
-    (now if the run has ended, else as soon as it ends). Owner and staff only (404 for others)."""
+    (now if the run has ended, else as soon as it ends). Owner and staff only (404 for others).
+
+    The run page's Run for real panel says that it is under way (once asked for, twice as well) and
+    its live fragments replace that note when it ends; a flash message would outlive it."""
     run = _get_run_for_user(request, run_id)
     if run.kind != "solve":
         messages.error(request, "Only a solve run has candidates to run for real.")
     elif not privacy.may_start_work(run, request.user):
         messages.error(request, "Not run: the problem is no longer visible to you.")
-    elif not real.request(run.id):
-        messages.info(request, "A real execution of this run is already under way.")
-    else:
+    elif real.request(run.id):  # else one is already pending or under way
         run.refresh_from_db(fields=["status"])
         if not run.is_active:  # else the run's final event starts it (webapp.runs.record)
             runner.enqueue_real(run.id)
-        when = "once the run ends" if run.is_active else "now"
-        messages.info(request, f"Running the candidates and the final program for real {when}.")
     return redirect("runs:detail", run_id=run.id)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.runs.models import Run
+from webapp.runs.models import Execution, Run, Verdict
 
 
 def sim_dom(candidate: int, test: int, sample: int, turn: int = 0) -> str:
@@ -19,6 +19,24 @@ def sim_dom(candidate: int, test: int, sample: int, turn: int = 0) -> str:
 
 def verdict_dom(candidate: int, test: int, turn: int = 0) -> str:
     return f"verdict-{candidate}-{test}" if turn == 0 else f"rverdict-{turn}-{test}"
+
+
+def really(verdict: Verdict | None, execution: Execution | None) -> Any:
+    """What really came out of a verdict cell's program on its test, for the cell to say in words
+    (status, output, passed, verification): the program's stored real execution (Run for real, or
+    the run's own execution of its final program), else the real run the pipeline made with the verdict
+    (settings ``real``); None when the program was never run for real."""
+    if execution is not None:
+        return execution
+    return verdict.real if verdict is not None else None
+
+
+def cell_real(run: Run, verdict: Verdict) -> Any:
+    """``really`` for one cell, read from the database (a live fragment)."""
+    execution = Execution.objects.filter(
+        run=run, candidate=verdict.candidate, turn=verdict.turn, test=verdict.test
+    ).first()
+    return really(verdict, execution)
 
 
 STAGE_ORDER = ("solve", "simulate", "select", "repair", "execute")  # the pipeline's order
@@ -39,6 +57,7 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
     turns_by_no = {t.turn: t for t in run.repair_turns.all()}
     chosen = run.selected.get("candidate") if run.selected else None
     executions = list(run.executions.all())
+    executed = {(x.turn, x.candidate, x.test): x for x in executions}
     final_turn = run.final_program()[0] if run.final_candidate is not None else None
 
     def sims_for(c: int | None, turn: int) -> list[dict[str, Any]]:
@@ -51,6 +70,7 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
                     for n in range(sims)
                 ],
                 "verdict": verdicts.get((turn, c, i)),
+                "real": really(verdicts.get((turn, c, i)), executed.get((turn, c, i))),
                 "verdict_dom": verdict_dom(c or 0, i, turn),
             }
             for i, test in public
@@ -62,7 +82,13 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         {
             "c": c,
             "cells": [
-                {"t": i, "dom": verdict_dom(c, i), "verdict": verdicts.get((0, c, i))} for i, _ in public
+                {
+                    "t": i,
+                    "dom": verdict_dom(c, i),
+                    "verdict": verdicts.get((0, c, i)),
+                    "real": really(verdicts.get((0, c, i)), executed.get((0, c, i))),
+                }
+                for i, _ in public
             ],
         }
         for c in range(count)

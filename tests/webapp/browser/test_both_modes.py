@@ -2,8 +2,9 @@
 Celery worker + PostgreSQL + Redis; embedded, ``execsim up`` with SQLite and the in-process runner),
 both talking to the fake model server (a test double of vLLM, scripted): a run streams live and the
 header's queued/running counts follow it to its end; repair turns say what they did as they happen;
-Run for real's rows arrive in the page's order and each program gets a judge's verdict; Simulate my
-code, on its own and against a problem; cancel and retry.
+Run for real's rows arrive in the page's order, each matrix cell then says what really came out and
+each program gets a judge's verdict, live as on a reload; Simulate my code, on its own and against a
+problem; cancel and retry.
 
 Users, problems and runs live in the site's own database, so every test signs up and creates its
 problem through the page, and reads a run back through its Export JSON. The production site takes
@@ -128,8 +129,19 @@ def test_a_run_streams_says_what_each_repair_turn_did_and_the_header_counts_it(s
     assert (
         page.locator('[data-testid="final-judgement"]').inner_text() == "Accepted 3/3 (2 public, 1 private)"
     )
+    # Every cell now also says what really came out (the repaired program's too), and nothing still
+    # says the run for real is under way once it is done.
+    cells = page.locator('#run [data-testid="verdict-cell"]:not([data-match=""])')  # a verdict each
+    live_cells = cells.all_inner_texts()
+    assert len(live_cells) >= 4 and all("really:" in c for c in live_cells)
+    assert "expected 2" in page.locator("#verdict-0-0").inner_text()
+    assert "really: 2 (ok, passes)" in page.locator("#verdict-0-0").inner_text()
+    assert "really: 2 (ok, passes)" in page.locator("#rverdict-1-0").inner_text()
+    assert page.locator('[data-testid="run-real-pending"]').count() == 0
+    assert not any("for real" in m for m in page.locator('[data-testid="messages"]').all_inner_texts())
     page.reload()
     assert _row_ids(page) == live
+    assert cells.all_inner_texts() == live_cells
     _assert_clean(page)
 
     page.goto(problem_url)
@@ -173,6 +185,9 @@ def test_run_for_real_gives_each_program_a_judges_verdict(site, fake_model, page
     assert "simulated 7, expected 6" in cell and "really: 6 (ok, passes)" in cell
     assert "really:" in page.locator("#verdict-2-0").inner_text()
     assert "(runtime_error, fails)" in page.locator("#verdict-2-0").inner_text()
+    # The run executed its final program itself: the panel's banner came with the run's end, live.
+    banner = page.locator('[data-testid="judgement"]')
+    assert banner.all_inner_texts() == ["#1: Wrong answer on test 3: expected 0, got None (2/3 passed)"]
 
     page.click('[data-testid="run-real"]')
     page.wait_for_selector('[data-testid="real-summary"]', timeout=60_000)
@@ -269,8 +284,10 @@ def test_simulate_my_code_on_its_own_and_against_a_problem(site, fake_model, pag
     )
     assert page.locator("#verdict-0-1").get_attribute("data-match") == "false"  # simulated 7, expected 6
     assert run_export(page, run_url)["settings"]["max_tokens"] == 64
+    # The Run for real panel shows the same verdict, live and after a reload.
+    assert page.locator('[data-testid="judgement"]').inner_text() == "#0: Accepted 3/3 (2 public, 1 private)"
     _assert_clean(page)
-    page.reload()  # the Run for real panel shows the same verdict (from the page; live, the Result box)
+    page.reload()
     assert page.locator('[data-testid="judgement"]').inner_text() == "#0: Accepted 3/3 (2 public, 1 private)"
     # Where the simulation went wrong, and the link to that step of the trace, its claims coloured.
     verdict = page.locator("#exec-0-1 [data-testid='verification']")

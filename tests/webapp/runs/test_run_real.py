@@ -200,3 +200,89 @@ def test_the_live_fragments_reset_the_rows_then_append_them(finished_run, sent) 
     assert 'hx-swap-oob="beforeend:#executions-rows"' in html and 'data-testid="execution-row"' in html
     html = render_event(finished_run.id, finished.as_event_dict(), readonly=True)
     assert 'data-testid="real-summary"' in html and 'data-testid="run-real"' not in html
+
+
+def _cell(html: str, dom: str) -> str:
+    """The HTML of verdict cell ``dom`` (up to the next cell) in a page or a fragment."""
+    assert f'id="{dom}"' in html, f"no cell {dom}"
+    return html.split(f'id="{dom}"', 1)[1].split('data-testid="verdict-cell"', 2)[1]
+
+
+def _execution_event(run: Run, candidate: int, turn: int, test: int) -> dict[str, Any]:
+    return next(
+        e.as_event_dict()
+        for e in RunEvent.objects.filter(run=run, type="execution")
+        if (e.payload["candidate"], e.payload.get("turn") or 0, e.payload["test"]) == (candidate, turn, test)
+    )
+
+
+def test_running_it_for_real_afterwards_says_in_each_matrix_cell_what_really_came_out(
+    client, alice, finished_run, sent
+) -> None:
+    client.force_login(alice)
+    page = client.get(f"/runs/{finished_run.id}/").content.decode()
+    assert "really:" not in _cell(page, "verdict-0-0")  # the run itself executed nothing
+    real.request(finished_run.id)
+    execute_real(str(finished_run.id), executor=ExecutorDouble(divergence=DIVERGENCE))
+    rows = {(x.candidate, x.turn, x.test): x for x in Execution.objects.filter(run=finished_run)}
+
+    # live: a program's execution on a public test fills that program's cell, out of band
+    html = render_event(finished_run, _execution_event(finished_run, 0, 0, 0))
+    cell = _cell(html, "verdict-0-0")
+    assert 'hx-swap-oob="true"' in cell and "really: <code>1</code> (ok, fails)" in cell
+    assert 'data-label="diverges"' in cell  # and how its simulation held up
+    assert "really: <code>2</code> (ok, passes)" in _cell(
+        render_event(finished_run, _execution_event(finished_run, 1, 0, 0)), "verdict-1-0"
+    )
+    # the repaired program's cell (repair turn 1), and none for a private test: it has no cell
+    repaired = render_event(finished_run, _execution_event(finished_run, 0, 1, 1))
+    assert "really:" in _cell(repaired, "rverdict-1-1")
+    assert "verdict-cell" not in render_event(finished_run, _execution_event(finished_run, 0, 0, 2))
+    assert rows[(0, 0, 2)].public is False
+
+    # on reload: the same words, from the same rows
+    page = client.get(f"/runs/{finished_run.id}/").content.decode()
+    for c, t in ((0, 0), (0, 1), (1, 0), (1, 1)):
+        x = rows[(c, 0, t)]
+        really = f"really: <code>{x.output}</code> (ok, {'passes' if x.passed else 'fails'})"
+        assert really in _cell(page, f"verdict-{c}-{t}")
+    assert "really:" in _cell(page, "rverdict-1-0")
+
+
+def test_when_the_run_ends_its_run_for_real_panel_follows(make_run, sent) -> None:
+    """A run that executes its final program itself (settings real, Simulate my code against a
+    problem): the run's end brings the panel with the judge's banner, as a reload shows it."""
+    run = make_run(status=Run.FINISHED, final_candidate=0, final_code="def add_one(x):\n    return x + 1\n")
+    for test, (output, passed) in enumerate((("2", True), ("6", True), ("0", True))):
+        Execution.objects.create(
+            run=run, candidate=0, test=test, public=test < 2, status="ok", output=output, passed=passed,
+            expected=output,
+        )  # fmt: skip
+    html = render_event(run, {"run_id": str(run.id), "seq": 9, "type": "run_finished", "payload": {}})
+    panel = html.split('id="run-real"', 1)[1].split("</section>", 1)[0]
+    assert 'hx-swap-oob="true"' in panel
+    assert "#0</b>: Accepted 3/3 (2 public, 1 private)" in panel
+
+
+def test_the_panel_says_when_a_run_for_real_asked_for_during_the_run_starts(
+    client, alice, make_run, queued
+) -> None:
+    run = make_run(status=Run.RUNNING, last_seq=2)
+    client.force_login(alice)
+    page = client.post(f"/runs/{run.id}/real/", follow=True).content.decode()
+    pending = page.split('data-testid="run-real-pending">', 1)[1].split("</p>", 1)[0]
+    assert "once this run ends" in pending
+    ended = {"run_id": str(run.id), "seq": 3, "type": "run_finished", "payload": {}}
+    assert record_and_publish(run.id, ended)
+    html = render_event(run.id, RunEvent.objects.get(run=run, seq=3).as_event_dict())
+    pending = html.split('data-testid="run-real-pending">', 1)[1].split("</p>", 1)[0]
+    assert "for real" in pending and "once this run ends" not in pending  # it is under way now
+
+
+def test_no_message_outlives_the_run_for_real_it_announced(client, alice, finished_run, queued) -> None:
+    """The panel says a run for real is under way, and its live fragments replace it when it ends; a
+    flash message above the page would stay there, stale."""
+    client.force_login(alice)
+    page = client.post(f"/runs/{finished_run.id}/real/", follow=True).content.decode()
+    assert 'data-testid="run-real-pending"' in page
+    assert "for real now" not in page and 'data-testid="messages"' not in page
