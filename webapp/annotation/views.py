@@ -24,7 +24,7 @@ from webapp.annotation.export import write_jsonl
 from webapp.annotation.models import Annotation, AnnotationItem, QueuePolicy
 from webapp.annotation.stats import item_agreement, overall_agreement
 from webapp.explorer.context import viewer_context
-from webapp.explorer.marks import marked_html
+from webapp.marks import marked_html
 from webapp.problems.models import Problem
 from webapp.runs.models import Run
 from webapp.runs.privacy import shared_for_annotation

@@ -9,7 +9,7 @@ from simulator.execution import Program
 from simulator.execution.trace import Trace
 from simulator.explore import explorer_payload
 from simulator.nlex.verify import verify
-from webapp.explorer.marks import marked_html
+from webapp.marks import marked_html
 
 
 def viewer_context(

@@ -26,6 +26,13 @@ def _share_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+def explorer_link(run_id: Any, candidate: int, turn: int, test: int) -> str:
+    """The explorer for a run's program (``candidate`` after ``turn`` repairs) on test ``test``; the
+    page adds ``&step=N`` to open it at a step."""
+    url = reverse("explorer:run", args=[run_id])
+    return f"{url}?candidate={candidate}&turn={turn}&test={test}"
+
+
 class RunQuerySet(models.QuerySet["Run"]):
     def visible_to(self, user: Any) -> QuerySet[Run]:
         """A run is visible to its owner and to staff (others reach it only through its share link)."""
@@ -298,9 +305,7 @@ class Execution(models.Model):
 
     @property
     def explorer_link(self) -> str:
-        """The explorer for this program on this test (the page adds ``&step=N``)."""
-        url = reverse("explorer:run", args=[self.run_id])
-        return f"{url}?candidate={self.candidate}&turn={self.turn}&test={self.test}"
+        return explorer_link(self.run_id, self.candidate, self.turn, self.test)
 
     class Meta:
         ordering = ["candidate", "turn", "-public", "test"]

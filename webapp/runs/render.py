@@ -15,9 +15,18 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
-from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
+from webapp.runs.models import (
+    Candidate,
+    Execution,
+    RepairTurn,
+    Run,
+    RunEvent,
+    Simulation,
+    Verdict,
+    explorer_link,
+)
 from webapp.runs.privacy import hidden_tests
-from webapp.runs.views_context import cell_real, run_context, sim_dom, verdict_dom
+from webapp.runs.views_context import cell_real, really, run_context, sim_dom, verdict_dom
 
 
 def _append(target: str, text: str) -> str:
@@ -128,7 +137,9 @@ def _verdict(run: Run, p: dict[str, Any]) -> list[Part]:
     verdict = Verdict.objects.filter(
         run=run, turn=p.get("turn", 0), candidate=p["candidate"], test=p["test"]
     ).first()
-    return [_verdict_cell(run, verdict)] if verdict else []
+    if not verdict:
+        return []
+    return [_verdict_cell(run, verdict), *_checked_texts(run, verdict.candidate, verdict.turn, verdict.test)]
 
 
 def _verdict_cell(run: Run, verdict: Verdict) -> str:
@@ -165,7 +176,29 @@ def _execution(run: Run, p: dict[str, Any]) -> list[Part]:
     ).first()
     if verdict is not None and run.kind == "solve":
         parts.append(_verdict_cell(run, verdict))
-    return parts
+    return [*parts, *_checked_texts(run, execution.candidate, execution.turn, execution.test, execution)]
+
+
+def _checked_texts(
+    run: Run, candidate: int, turn: int, test: int, execution: Execution | None = None
+) -> list[Part]:
+    """The simulations of a program on a test whose claims a real run just checked: their NLEX again,
+    the claims coloured (``simulation_text.html``; the other samples' texts stay as they are)."""
+    from webapp.marks import claims_in
+
+    if execution is None:
+        execution = Execution.objects.filter(run=run, candidate=candidate, turn=turn, test=test).first()
+    verdict = Verdict.objects.filter(run=run, candidate=candidate, turn=turn, test=test).first()
+    real = really(verdict, execution) or {}
+    sims = Simulation.objects.filter(run=run, candidate=candidate, turn=turn, test=test, done=True)
+    context = {"run": run, "real": real, "link": explorer_link(run.id, candidate, turn, test)}
+    return [
+        _for_viewer(
+            "simulation_text.html", {**context, "sim": sim, "dom": sim_dom(candidate, test, sim.sample, turn)}
+        )
+        for sim in sims
+        if claims_in(sim.text, real.get("verification"))
+    ]
 
 
 def _run_finished(run: Run, p: dict[str, Any]) -> list[Part]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.runs.models import Execution, Run, Verdict
+from webapp.runs.models import Execution, Run, Verdict, explorer_link
 
 
 def sim_dom(candidate: int, test: int, sample: int, turn: int = 0) -> str:
@@ -21,13 +21,15 @@ def verdict_dom(candidate: int, test: int, turn: int = 0) -> str:
     return f"verdict-{candidate}-{test}" if turn == 0 else f"rverdict-{turn}-{test}"
 
 
-def really(verdict: Verdict | None, execution: Execution | None) -> Any:
-    """What really came out of a verdict cell's program on its test, for the cell to say in words
-    (status, output, passed, verification): the program's stored real execution (Run for real, or
-    the run's own execution of its final program), else the real run the pipeline made with the verdict
-    (settings ``real``); None when the program was never run for real."""
+def really(verdict: Verdict | None, execution: Execution | None) -> dict[str, Any] | None:
+    """What really came out of a verdict cell's program on its test, for the cell and the simulation's
+    coloured claims (RealRun.to_dict()'s keys: status, output, expected, passed, message,
+    verification): the program's stored real execution (Run for real, or the run's own execution of its
+    final program), else the real run the pipeline made with the verdict (settings ``real``); None when
+    the program was never run for real."""
     if execution is not None:
-        return execution
+        fields = ("status", "output", "expected", "passed", "message", "verification")
+        return {name: getattr(execution, name) for name in fields}
     return verdict.real if verdict is not None else None
 
 
@@ -71,6 +73,7 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
                 ],
                 "verdict": verdicts.get((turn, c, i)),
                 "real": really(verdicts.get((turn, c, i)), executed.get((turn, c, i))),
+                "link": explorer_link(run.id, c or 0, turn, i),
                 "verdict_dom": verdict_dom(c or 0, i, turn),
             }
             for i, test in public

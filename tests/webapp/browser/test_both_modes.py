@@ -263,6 +263,9 @@ def test_simulate_my_code_on_its_own_and_against_a_problem(site, fake_model, pag
     head = page.locator("#executions .xrow.head span").all_inner_texts()
     assert head[4:7] == ["output as simulated", "simulated", "output"]  # no expected output to show
     assert page.locator("#exec-0-0 [data-testid='execution-expected']").inner_text() == "7"
+    # Its claims coloured by verdict, as in the explorer, with links to their steps in the trace.
+    claims = page.locator('#sim-0-0-0-text [data-testid="claim"]')
+    assert claims.count() >= 1 and "7" in claims.all_inner_texts()
     _shot(site, page, "simulate-result")
     _assert_clean(page)
 
@@ -284,11 +287,17 @@ def test_simulate_my_code_on_its_own_and_against_a_problem(site, fake_model, pag
     )
     assert page.locator("#verdict-0-1").get_attribute("data-match") == "false"  # simulated 7, expected 6
     assert run_export(page, run_url)["settings"]["max_tokens"] == 64
-    # The Run for real panel shows the same verdict, live and after a reload.
+    # The Run for real panel shows the same verdict, live and after a reload; so do the claims.
     assert page.locator('[data-testid="judgement"]').inner_text() == "#0: Accepted 3/3 (2 public, 1 private)"
+    wrong = page.locator('#sim-0-1-0-text [data-testid="claim"][data-verdict="false"]')
+    assert wrong.first.inner_text() == "7"
+    linked = page.locator('#sim-0-1-0-text a[data-testid="claim"]')
+    assert linked.count() >= 1 and "/explorer/runs/" in linked.first.get_attribute("href")
+    live_claims = page.locator("#sim-0-1-0-text").inner_html()
     _assert_clean(page)
     page.reload()
     assert page.locator('[data-testid="judgement"]').inner_text() == "#0: Accepted 3/3 (2 public, 1 private)"
+    assert page.locator("#sim-0-1-0-text").inner_html() == live_claims
     # Where the simulation went wrong, and the link to that step of the trace, its claims coloured.
     verdict = page.locator("#exec-0-1 [data-testid='verification']")
     assert verdict.get_attribute("data-label") == "diverges"

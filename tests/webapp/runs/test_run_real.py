@@ -286,3 +286,63 @@ def test_no_message_outlives_the_run_for_real_it_announced(client, alice, finish
     page = client.post(f"/runs/{finished_run.id}/real/", follow=True).content.decode()
     assert 'data-testid="run-real-pending"' in page
     assert "for real now" not in page and 'data-testid="messages"' not in page
+
+
+NLEX = "x is 7, so [ANSWER] 7"
+CLAIMS = [
+    {"kind": "value", "text": "x is 7", "start": 0, "end": 6, "verdict": "false", "step": 1, "actual": "1"},
+    {"kind": "answer", "text": "7", "start": 20, "end": 21, "verdict": "false", "step": 3, "actual": "2"},
+]
+
+
+@pytest.fixture
+def checked_run(make_run) -> Run:
+    """A finished run whose one program's simulation of test 1 was checked against its real run, claim
+    by claim (sample 0 is the judged one; sample 1 says something else)."""
+    from simulator.nlex.verify import Verification
+    from webapp.runs.models import Candidate, Simulation, Verdict
+
+    run = make_run(status=Run.FINISHED, settings={"k": 1, "turns": 0, "sims": 2, "seed": 7}, last_seq=5)
+    Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n", done=True)
+    for sample, text in enumerate((NLEX, "x is 1, so [ANSWER] 2")):
+        Simulation.objects.create(run=run, candidate=0, test=0, sample=sample, text=text, done=True)
+    Verdict.objects.create(run=run, candidate=0, test=0, expected="2", simulated="7", match=False)
+    verification = Verification.from_dict(
+        {"status": "checked", "answer": {"verdict": "false"}, "claims": CLAIMS}
+    )
+    Execution.objects.create(
+        run=run, candidate=0, test=0, status="ok", output="2", passed=True, expected="2",
+        verification=verification.to_dict(),
+    )  # fmt: skip
+    return run
+
+
+def _sim_text(html: str, dom: str) -> str:
+    return html.split(f'id="{dom}-text"', 1)[1].split("</pre>", 1)[0]
+
+
+def test_the_judged_simulation_shows_its_claims_coloured_with_links_to_their_steps(
+    client, alice, checked_run
+) -> None:
+    client.force_login(alice)
+    page = client.get(f"/runs/{checked_run.id}/").content.decode()
+    judged = _sim_text(page, "sim-0-0-0")
+    link = f"/explorer/runs/{checked_run.id}/?candidate=0&amp;turn=0&amp;test=0&amp;step=1"
+    assert f'<a class="claim claim-false first-divergence" href="{link}"' in judged
+    assert ">x is 7</a>" in judged and 'data-verdict="false"' in judged
+    assert 'data-testid="claim"' not in _sim_text(page, "sim-0-0-1")  # not the text that was checked
+    shared = client.get(f"/share/{checked_run.share_token}/").content.decode()
+    assert '<span class="claim claim-false first-divergence"' in _sim_text(shared, "sim-0-0-0")
+    assert "href=" not in _sim_text(shared, "sim-0-0-0")  # share-link readers get no explorer links
+
+    # live: the execution that checked it brings the coloured text
+    event = {
+        "run_id": str(checked_run.id),
+        "seq": 6,
+        "type": "execution",
+        "payload": {"candidate": 0, "test": 0},
+    }
+    html = render_event(checked_run, event)
+    assert 'id="sim-0-0-0-text" hx-swap-oob="true"' in html and link in _sim_text(html, "sim-0-0-0")
+    assert "sim-0-0-1-text" not in html
+    assert "href=" not in _sim_text(render_event(checked_run, event, readonly=True), "sim-0-0-0")

@@ -102,3 +102,13 @@ def readable(value: Any) -> str:
 @register.filter
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, default=str)
+
+
+@register.simple_tag
+def marked_nlex(text: str | None, verification: Any = None, link: str | None = None) -> SafeString:
+    """``{% marked_nlex sim.text real.verification link %}``: the NLEX escaped, its claims coloured
+    where ``verification`` (stored with a real run) checked this text (``webapp.marks``)."""
+    from webapp.marks import claims_in, marked_html
+
+    text = text or ""
+    return marked_html(text, claims_in(text, verification), link=link)
