@@ -138,10 +138,15 @@ def _stage(run: Run, p: dict[str, Any]) -> None:
         Execution.objects.filter(run=run).delete()
 
 
+def _append_text(model: Any, text: str, **key: Any) -> None:
+    """A streamed chunk: appended to the text of the row ``key`` names (made when it is the first)."""
+    row, _ = model.objects.get_or_create(**key)
+    row.text += text
+    row.save(update_fields=["text"])
+
+
 def _candidate_delta(run: Run, p: dict[str, Any]) -> None:
-    cand, _ = Candidate.objects.get_or_create(run=run, index=p["candidate"])
-    cand.text += p.get("text", "")
-    cand.save(update_fields=["text"])
+    _append_text(Candidate, p.get("text", ""), run=run, index=p["candidate"])
 
 
 def _candidate_done(run: Run, p: dict[str, Any]) -> None:
@@ -160,15 +165,15 @@ def _candidate_done(run: Run, p: dict[str, Any]) -> None:
 
 
 def _simulation_delta(run: Run, p: dict[str, Any]) -> None:
-    sim, _ = Simulation.objects.get_or_create(
+    _append_text(
+        Simulation,
+        p.get("text", ""),
         run=run,
         turn=p.get("turn", 0),
         candidate=p["candidate"],
         test=p["test"],
         sample=p.get("sample", 0),
     )
-    sim.text += p.get("text", "")
-    sim.save(update_fields=["text"])
 
 
 def _simulation_done(run: Run, p: dict[str, Any]) -> None:
@@ -217,9 +222,7 @@ def _selected(run: Run, p: dict[str, Any]) -> None:
 
 
 def _repair_delta(run: Run, p: dict[str, Any]) -> None:
-    turn, _ = RepairTurn.objects.get_or_create(run=run, turn=p["turn"])
-    turn.text += p.get("text", "")
-    turn.save(update_fields=["text"])
+    _append_text(RepairTurn, p.get("text", ""), run=run, turn=p["turn"])
 
 
 def _repair_turn(run: Run, p: dict[str, Any]) -> None:
