@@ -223,6 +223,12 @@ def _model_args(parser: argparse.ArgumentParser) -> None:
         "included; --max-steps counts from the first run)",
     )
     parser.add_argument(
+        "--init-adapter",
+        type=Path,
+        help="continue training this LoRA adapter of --model (e.g. checkpoints/smollm2-135m-nlex/adapter): "
+        "the result is still an adapter of that base, its export manifest counts the adapter's steps",
+    )
+    parser.add_argument(
         "--max-minutes",
         type=float,
         help="stop after this many minutes of training, saving a checkpoint that --resume continues",
@@ -456,6 +462,8 @@ def _train(train: Any, config: Any) -> dict[str, Any]:
 
 
 def _check_model(args: argparse.Namespace) -> None:
+    from training.runs import ResumeError, adapter_config
+
     if not (Path(args.model) / "config.json").is_file():
         raise UsageError(
             f"--model {args.model} is not an HF model folder (no config.json); see `execsim model prepare`"
@@ -466,6 +474,19 @@ def _check_model(args: argparse.Namespace) -> None:
         raise UsageError(f"--resume {args.resume} is not a folder")
     if args.save_steps < 1:
         raise UsageError("--save-steps must be >= 1")
+    if args.init_adapter is not None:
+        if args.full:
+            raise UsageError("--init-adapter continues a LoRA adapter: it does not go with --full")
+        try:
+            adapter = adapter_config(args.init_adapter)
+        except ResumeError as exc:
+            raise UsageError(f"--init-adapter: {exc}") from None
+        base = adapter.get("base_model_name_or_path")
+        if base and Path(base).is_dir() and Path(base).resolve() != Path(args.model).resolve():
+            raise UsageError(f"--init-adapter {args.init_adapter} is an adapter of {base}, not of --model")
+        args.lora_r, args.lora_alpha = int(adapter["r"]), int(adapter["lora_alpha"])
+    else:
+        args.lora_alpha = 2 * args.lora_r
 
 
 def _sft(args: argparse.Namespace) -> int:
@@ -479,7 +500,7 @@ def _sft(args: argparse.Namespace) -> int:
         format=args.format,
         lora=not args.full,
         lora_r=args.lora_r,
-        lora_alpha=2 * args.lora_r,
+        lora_alpha=args.lora_alpha,
         max_steps=args.max_steps,
         learning_rate=args.lr,
         batch_size=args.batch_size,
@@ -491,6 +512,7 @@ def _sft(args: argparse.Namespace) -> int:
         max_minutes=args.max_minutes,
         save_steps=args.save_steps,
         resume=str(args.resume) if args.resume else None,
+        init_adapter=str(args.init_adapter) if args.init_adapter else None,
     )
     _log_config("sft", config.__dict__, args.out)
     summary = _train(run_sft, config)
@@ -515,7 +537,7 @@ def _rl(args: argparse.Namespace) -> int:
         rewards=args.reward,
         lora=not args.full,
         lora_r=args.lora_r,
-        lora_alpha=2 * args.lora_r,
+        lora_alpha=args.lora_alpha,
         max_steps=args.max_steps,
         learning_rate=args.lr,
         batch_size=args.batch_size,
@@ -531,6 +553,7 @@ def _rl(args: argparse.Namespace) -> int:
         max_minutes=args.max_minutes,
         save_steps=args.save_steps,
         resume=str(args.resume) if args.resume else None,
+        init_adapter=str(args.init_adapter) if args.init_adapter else None,
     )
     if (config.batch_size * config.grad_accum) % config.num_generations:
         raise UsageError("--batch-size x --grad-accum must be a multiple of --num-generations")

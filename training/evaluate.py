@@ -5,12 +5,12 @@
 
 This is the step between training and export: it starts ``execsim model serve``'s server
 (``simulator.llm.server.ModelServer``) on the folder, runs the same harness as ``execsim eval``
-(CRUXEval-O with the NLEX prompt, MBPP pass@1; greedy), stops the server, and writes
-``eval-results.json``: one row per figure in the shape the export manifest requires (``benchmark,
-metric, value, n, low, high`` and ``model``, the variant measured). With ``--baseline`` (an earlier
-``train evaluate`` output, e.g. of the base model) it adds the baseline's rows and the paired
-difference per task (``simulator.evaluation.paired``). Each task's output folder keeps its request
-cache, so a rerun sends nothing it already has.
+(CRUXEval-O with the app's simulate request, MBPP pass@1 with its solve request; greedy), stops the
+server, and writes ``eval-results.json``: one row per figure in the shape the export manifest requires
+(``benchmark, metric, value, n, low, high`` and ``model``, the variant measured). With ``--baseline``
+(an earlier ``train evaluate`` output, e.g. of the base model) it adds the baseline's rows and the
+paired difference per task (``simulator.evaluation.paired``). Each task's output folder keeps its
+request cache, so a rerun sends nothing it already has.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from training.paths import benchmarks_dir
 
 # task -> (benchmark file under the benchmark folder, prompt, headline metric label)
 TASKS = {
-    "cruxeval-o": ("cruxeval/dev.jsonl", "nlex", "pass@1 (nlex, greedy)"),
+    "cruxeval-o": ("cruxeval/dev.jsonl", "simulate", "pass@1 (simulate, greedy)"),
     "mbpp": ("mbpp/sanitized-dev.jsonl", "direct", "pass@1 (greedy)"),
 }
 RESULTS_FILE = "eval-results.json"

@@ -30,7 +30,8 @@ from training.data.examples import read_jsonl
 RUNS_FILE = "execsim-runs.json"
 CHECKPOINTS = "checkpoints"
 # Settings a resumed run must share with the run it continues (the weights and optimizer state fit them)
-RESUME_MUST_MATCH = ("model", "lora", "lora_r", "lora_alpha", "stage")
+RESUME_MUST_MATCH = ("model", "lora", "lora_r", "lora_alpha", "stage", "init_adapter")
+ADAPTER_CONFIG = "adapter_config.json"
 
 
 class ResumeError(ValueError):
@@ -52,6 +53,36 @@ def begin_run(config: Any) -> tuple[Path, list[dict[str, Any]]]:
     if not examples:
         raise ValueError(f"{config.data} holds no examples")
     return out, examples
+
+
+def adapter_config(folder: Path) -> dict[str, Any]:
+    """The LoRA adapter's own config in ``folder`` (a run that starts from it keeps its rank and alpha)."""
+    path = Path(folder) / ADAPTER_CONFIG
+    if not path.is_file():
+        raise ResumeError(f"{folder} is not a LoRA adapter folder (no {ADAPTER_CONFIG})")
+    return json.loads(path.read_text())
+
+
+def trainable(model: Any, config: Any) -> tuple[Any, Any]:
+    """The model a trainer takes and its ``peft_config``: a new LoRA (``config.lora``), or the adapter
+    ``config.init_adapter`` loaded trainable onto the base model, so training continues a committed
+    checkpoint and its result is still an adapter of that base (``train promote`` can take it), or
+    the model itself (full fine-tuning)."""
+    if config.init_adapter:
+        from peft import PeftModel
+
+        return PeftModel.from_pretrained(model, config.init_adapter, is_trainable=True), None
+    if not config.lora:
+        return model, None
+    from peft import LoraConfig
+
+    return model, LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=0.0,
+        target_modules="all-linear",
+        task_type="CAUSAL_LM",
+    )
 
 
 def device_kwargs() -> dict[str, Any]:

@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from simulator import config
 from simulator.cli import EXIT_FAILED, UsageError
-from simulator.evaluation import TASKS
+from simulator.evaluation import TASKS, cruxeval
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
 
@@ -30,7 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", type=int, help="evaluate the first N items only")
     parser.add_argument("--n", type=int, default=1, help="samples per item (default 1)")
     parser.add_argument("--k", type=int, default=1, help="also report pass@k / Best@k (k <= n)")
-    parser.add_argument("--prompt", choices=["direct", "nlex"], default="direct")
+    parser.add_argument(
+        "--prompt",
+        choices=cruxeval.PROMPTS,
+        default="direct",
+        help="cruxeval-o: direct, nlex, or simulate (the app's simulate request)",
+    )
     parser.add_argument("--temperature", type=float, help="default: 0 for --n 1, else 0.8")
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (default 8)")
     parser.add_argument("--seed", type=int, default=0)

@@ -1,7 +1,9 @@
 """CRUXEval-O: predict ``f(input)`` for a small Python function, scored by execution (see ``scoring``).
 
-Two prompts: ``direct`` (answer at once, CRUXEval's [PYTHON]/[ANSWER] format, one worked example
-given as an earlier chat turn) and ``nlex`` (first narrate the execution step by step, then answer).
+Three prompts: ``direct`` (answer at once, CRUXEval's [PYTHON]/[ANSWER] format, one worked example
+given as an earlier chat turn), ``nlex`` (first narrate the execution step by step, then answer) and
+``simulate`` (the app's own simulate request with its token budget: what the served model is asked
+on every public test, so the figure is the app's).
 Each item gets ``n`` samples in one request (``n=`` in the API); pass@1 and pass@k use the unbiased
 estimator.
 """
@@ -20,6 +22,10 @@ from simulator.evaluation.scoring import answer_found, cruxeval_passes, extract_
 from simulator.execution import run as sandbox_run
 from simulator.execution.program import Program
 from simulator.nlex.verify import Verification, verify_result
+from simulator.pipeline.settings import RunSettings
+from simulator.prompts import simulate
+
+SIMULATE = "simulate"
 
 INSTRUCTION = {
     "direct": (
@@ -44,7 +50,8 @@ EXAMPLE_ANSWER = {
         "'b' + 'hihi' + 'a' = 'bhihia'.\n[/THOUGHT]\n[ANSWER]\nassert f('hi') == 'bhihia'\n[/ANSWER]"
     ),
 }
-MAX_TOKENS = {"direct": 128, "nlex": 1024}
+MAX_TOKENS = {"direct": 128, "nlex": 1024, SIMULATE: RunSettings().max_tokens}
+PROMPTS = tuple(MAX_TOKENS)  # simulate: the app's own simulate request, as the pipeline sends it
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -53,8 +60,10 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def messages(code: str, call: str, prompt: str) -> list[dict[str, str]]:
     """The chat messages asking for the value of ``call`` (e.g. ``f(1)``) after running ``code``: the
-    instruction, one worked example as a previous turn, then the question. Reused to simulate MBPP
-    candidates."""
+    instruction, one worked example as a previous turn, then the question; for ``simulate``, the
+    app's simulate request (``simulator.prompts.simulate``). Reused to simulate MBPP candidates."""
+    if prompt == SIMULATE:
+        return simulate.call_messages(code, call)
 
     def question(source: str, expression: str) -> str:
         return f"[PYTHON]\n{source}\nassert {expression} == ??\n[/PYTHON]"
@@ -75,14 +84,14 @@ def _verifier(item: dict[str, Any]) -> Callable[[str], Verification]:
 
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     params = ctx.sampling(max_tokens=MAX_TOKENS[ctx.settings.prompt])
-    params["stop"] = ["[/ANSWER]"]
+    params["stop"] = list(simulate.CALL_STOP)
 
     async def one(item: dict[str, Any]) -> dict[str, Any]:
         reply = await ctx.requester.chat(
             item["id"], messages(item["code"], f"f({item['input']})", ctx.settings.prompt), params
         )
         samples = []
-        checked = await asyncio.to_thread(_verifier, item) if ctx.settings.prompt == "nlex" else None
+        checked = await asyncio.to_thread(_verifier, item) if ctx.settings.prompt != "direct" else None
         for text in reply.texts:
             answer = extract_answer(text)
             passed = await asyncio.to_thread(

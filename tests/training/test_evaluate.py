@@ -63,7 +63,7 @@ def test_rows_carry_n_and_intervals_and_the_paired_difference(tmp_path) -> None:
     assert base_rows == [
         {
             "benchmark": "cruxeval-o",
-            "metric": "pass@1 (nlex, greedy)",
+            "metric": "pass@1 (simulate, greedy)",
             "model": "base",
             "value": pytest.approx(1 / 6),
             "n": 6,

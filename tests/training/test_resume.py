@@ -102,6 +102,47 @@ def test_the_manifest_counts_each_run_once(tiny_model_dir, data, tmp_path):
     ]
 
 
+def test_init_adapter_continues_a_checkpoint_and_its_manifest_counts_its_steps(
+    tiny_model_dir, data, tmp_path
+):
+    """A run that starts from a committed checkpoint's adapter begins at its weights (its loss at the
+    start is the adapter's), stays an adapter of the base, and the export counts the checkpoint's steps."""
+    import torch
+
+    from training.export.checkpoint import export
+
+    first = _sft(tiny_model_dir, data, tmp_path / "r1", max_steps=3)
+    committed = export(
+        tmp_path / "r1" / "adapter", tmp_path / "committed", base=str(tiny_model_dir), summaries=[first]
+    )
+    start_from = str(tmp_path / "committed" / "adapter")
+    more = _sft(tiny_model_dir, data, tmp_path / "r2", max_steps=2, init_adapter=start_from)
+    assert more["completion_loss_before"] == pytest.approx(first["completion_loss_after"], rel=1e-4)
+    start, end = _adapter(tmp_path / "committed"), _adapter(tmp_path / "r2")
+    assert start.keys() == end.keys() and not all(torch.allclose(start[k], end[k]) for k in start)
+    manifest = export(
+        tmp_path / "r2" / "adapter", tmp_path / "export", base=str(tiny_model_dir), summaries=[more]
+    )
+    assert (committed["steps"], manifest["steps"]) == (3, 5)
+    assert [s["steps"] for s in manifest["stages"]] == [3, 2] and len(manifest["runs"]) == 2
+    assert manifest["continued_from"]["path"] == str(tmp_path / "committed" / "manifest.json")
+    assert [(d["runs"], d["steps"]) for d in manifest["data"]] == [(2, 5)]  # one file, both runs
+
+
+def test_init_adapter_refuses_an_adapter_of_another_model_and_full_tuning(
+    tiny_model_dir, data, tmp_path, capsys
+):
+    _sft(tiny_model_dir, data, tmp_path / "lora", max_steps=1)
+    config = json.loads((tmp_path / "lora" / "adapter" / "adapter_config.json").read_text())
+    config["base_model_name_or_path"] = str(tmp_path)  # a folder that is not --model
+    (tmp_path / "lora" / "adapter" / "adapter_config.json").write_text(json.dumps(config))
+    argv = ["train", "sft", "--model", str(tiny_model_dir), "--data", str(data), "--out", str(tmp_path / "x")]
+    assert main([*argv, "--init-adapter", str(tmp_path / "lora" / "adapter")]) == EXIT_USAGE
+    assert "is an adapter of" in capsys.readouterr().err
+    assert main([*argv, "--init-adapter", str(tmp_path), "--full"]) == EXIT_USAGE
+    assert "does not go with --full" in capsys.readouterr().err
+
+
 def test_resume_refuses_other_settings_and_empty_folders(tiny_model_dir, data, tmp_path, capsys):
     _sft(tiny_model_dir, data, tmp_path / "lora", max_steps=1)
     argv = ["train", "sft", "--model", str(tiny_model_dir), "--data", str(data), "--out", str(tmp_path / "x")]

@@ -12,7 +12,8 @@ Layout of ``--out``:
   behind them (``training.runs``: a resumed stage's summary carries the runs it continued; each is
   counted once, so ``steps`` and ``train_seconds`` are cumulative and ``data`` lists every file
   trained on with its sha256, examples, kinds, runs and steps), evaluation results (each with n and a
-  95% interval).
+  95% interval); a checkpoint that continued another one's adapter (``--init-adapter``) also counts
+  that one's stages, runs, steps, time and data, and names it in ``continued_from``.
 
 Serving and evaluating the exported model is the integration step (``simulator.evaluation``): pass an
 ``evaluate(merged_dir) -> list[Estimate-like dict]`` hook, or merge results later with ``--eval-results``.
@@ -108,6 +109,10 @@ def export(
     stages = [{k: v for k, v in s.items() if k not in ("log_history", "runs")} for s in (summaries or [])]
     runs = unique_runs(summaries or [])
     data = _data_records(stages, runs)
+    earlier = continued_manifest(summaries or []) or {}
+    if earlier:
+        data = _merge_data(earlier["data"], data)
+    runs_out = [{k: v for k, v in run.items() if k != "config"} for run in runs]
     results = list(eval_results or [])
     if evaluate is not None:
         results += evaluate(merged)
@@ -123,10 +128,11 @@ def export(
         "weights_sha256": digests,
         "data": data,
         "card": json.loads(Path(card).read_text()) if card else None,
-        "stages": stages,
-        "runs": [{k: v for k, v in run.items() if k != "config"} for run in runs],
-        "steps": int(_total(stages, runs, "steps")),
-        "train_seconds": round(_total(stages, runs, "seconds"), 2),
+        "stages": [*earlier.get("stages", []), *stages],
+        "runs": [*earlier.get("runs", []), *runs_out],
+        "steps": int(_total(stages, runs, "steps") + earlier.get("steps", 0)),
+        "train_seconds": round(_total(stages, runs, "seconds") + earlier.get("train_seconds", 0), 2),
+        "continued_from": {k: earlier[k] for k in ("path", "created", "steps", "card")} if earlier else None,
         "export_seconds": round(time.perf_counter() - started, 2),
         "evaluation": check_eval_results(results),
         "serve": {
@@ -138,6 +144,28 @@ def export(
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     return manifest
+
+
+def continued_manifest(summaries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The manifest of the checkpoint a stage continued (``--init-adapter``: the adapter's folder sits
+    in a checkpoint folder beside its manifest), so the new manifest counts its steps, time and data."""
+    for summary in summaries:
+        adapter = (summary.get("config") or {}).get("init_adapter")
+        path = Path(adapter).parent / "manifest.json" if adapter else None
+        if path is not None and path.is_file():
+            return {**json.loads(path.read_text()), "path": str(path)}
+    return None
+
+
+def _merge_data(earlier: list[dict[str, Any]], data: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The continued checkpoint's data records, then this one's; a file in both counts its runs and
+    steps together."""
+    merged = {record["sha256"]: dict(record) for record in earlier}
+    for record in data:
+        entry = merged.setdefault(record["sha256"], {**record, "runs": 0, "steps": 0})
+        for field in ("runs", "steps"):
+            entry[field] = int(entry.get(field) or 0) + int(record.get(field) or 0)
+    return list(merged.values())
 
 
 def _data_records(stages: list[dict[str, Any]], runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The CPU recipe behind checkpoints/smollm2-135m-nlex: SmolLM2-135M-Instruct, LoRA SFT on synthesised
-# data for every prompt the pipeline sends (simulate, repair, solve), evaluated against the committed
-# checkpoint on the dev benchmarks and promoted only if it beats it. At most two hours on 2 cores, and
-# rerunnable: each run with the same OUT continues the SFT of the one before (--resume: optimizer and
-# step count carried over; --max-steps counts from the first run), so training accumulates.
+# data for every prompt the pipeline sends (simulate, repair, solve), starting from the committed
+# checkpoint's adapter (--init-adapter, so its steps count on), evaluated against that checkpoint on
+# the dev benchmarks and promoted only if it beats it. At most two hours on 2 cores, and rerunnable:
+# each run with the same OUT continues the SFT of the one before (--resume: optimizer and step count
+# carried over; --max-steps counts from the first run), so training accumulates.
 #   synth 4000 programs (~3 min) -> data (simulate + repair + solve; first run only) -> evaluation of
-#   the committed checkpoint (CRUXEval-O NLEX on all 200 dev items, MBPP dev 170 problems; first run
+#   the committed checkpoint (CRUXEval-O with the app's simulate request on all 200 dev items, MBPP dev 170 problems; first run
 #   only, ~30 min) -> SFT for SFT_MINUTES (default 45; --max-minutes, resumed when OUT/sft has a
 #   checkpoint) -> export -> the same evaluation of the result (~20 min) -> export with the results
 #   -> `train promote`: replaces checkpoints/smollm2-135m-nlex only when CRUXEval-O's paired interval
@@ -24,15 +25,17 @@ DATA_DIR=${EXECSIM_DATA_DIR:-.data}
 BASE=${MODEL:-$DATA_DIR/models/smollm2-135m-instruct}
 CURRENT=checkpoints/smollm2-135m-nlex
 
-[ -f "$OUT/synth/programs.jsonl" ] || $X train synth --out "$OUT/synth" --programs 4000 --seed 0
+SEED=${SEED:-2}  # the committed checkpoint's data used seed 0: new programs, not the same ones again
+[ -f "$OUT/synth/programs.jsonl" ] || $X train synth --out "$OUT/synth" --programs "${PROGRAMS:-4000}" --seed "$SEED"
 [ -f "$OUT/data/sft.jsonl" ] || $X train data --programs "$OUT/synth/programs.jsonl" --out "$OUT/data" \
-    --styles cruxeval,call --kinds simulate,repair,solve --mix simulate=0.6,repair=0.25,solve=0.15 \
-    --max-completion-chars 1500 --rl-max-prompt-chars 2000
+    --styles call,stdin --kinds simulate,repair,solve --mix simulate=0.6,repair=0.25,solve=0.15 \
+    --submit-share 0.25 --max-completion-chars 1500 --rl-max-prompt-chars 2000 --seed "$SEED"
 [ -f "$OUT/eval/current/eval-results.json" ] || $X train evaluate --model "$DATA_DIR/models/smollm2-135m-nlex" \
     --name smollm2-135m-nlex --variant current --out "$OUT/eval/current"
 RESUME=()
 if compgen -G "$OUT/sft/checkpoints/checkpoint-*" >/dev/null; then RESUME=(--resume "$OUT/sft"); fi
 $X train sft      --model "$BASE" --data "$OUT/data/sft.jsonl" --out "$OUT/sft" --format chat "${RESUME[@]}" \
+                  --init-adapter "$CURRENT/adapter" \
                   --max-minutes "${SFT_MINUTES:-45}" --max-steps 2000 --save-steps 20 --lr 3e-4 --max-length 1024 \
                   --batch-size 1 --grad-accum 8 --threads 2
 $X train export   --checkpoint "$OUT/sft/adapter" --out "$OUT/export" --summary "$OUT/sft/summary.json" \

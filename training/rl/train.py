@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.runs import RunHistory, begin_run, device_kwargs, time_budget
+from training.runs import RunHistory, begin_run, device_kwargs, time_budget, trainable
 
 STAGE_REWARDS = {1: ["white_box"], 2: ["unit_tests"]}
 JSON_COLUMNS = ("questions", "tests", "test_imports")
@@ -109,6 +109,7 @@ class RLRunConfig:
     max_minutes: float | None = None  # stop after this much training time (then save, resumable)
     save_steps: int = 50  # a resumable checkpoint every this many optimizer steps (and at the end)
     resume: str | None = None  # a run folder or checkpoint to continue (training.runs)
+    init_adapter: str | None = None  # a LoRA adapter of ``model`` to continue training (training.runs)
 
 
 def run_grpo(
@@ -135,7 +136,7 @@ def run_grpo(
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype)
+    model, peft_config = trainable(AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype), config)
     vllm = use_vllm() if config.vllm == "auto" else config.vllm == "on"
     args = GRPOConfig(
         max_steps=config.max_steps,
@@ -156,13 +157,6 @@ def run_grpo(
         **history.trainer_args(config),
         **device_kwargs(),
     )
-    peft_config = None
-    if config.lora:
-        from peft import LoraConfig
-
-        peft_config = LoraConfig(
-            r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"
-        )
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=reward_funcs,

@@ -1,7 +1,7 @@
 """Supervised fine-tuning on NLEX examples with TRL's SFTTrainer (loss on completions only).
 
     execsim train sft --model MODEL_DIR --data runs/data/sft.jsonl --out runs/sft [--full] [--max-steps N]
-        [--max-minutes M] [--resume runs/sft-earlier]
+        [--max-minutes M] [--resume runs/sft-earlier] [--init-adapter checkpoints/smollm2-135m-nlex/adapter]
 
 Prompt-completion datasets: ``completion_only_loss=True`` masks the prompt, so the model learns to
 write the trace and the answer, not to repeat the code. ``--format chat`` trains on the exact chat
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from training.data.mix import kind_counts
-from training.runs import RunHistory, begin_run, device_kwargs, time_budget
+from training.runs import RunHistory, begin_run, device_kwargs, time_budget, trainable
 
 
 @dataclass
@@ -45,6 +45,7 @@ class SFTRunConfig:
     max_minutes: float | None = None  # stop after this much training time (then save, resumable)
     save_steps: int = 50  # a resumable checkpoint every this many optimizer steps (and at the end)
     resume: str | None = None  # a run folder or checkpoint to continue (training.runs)
+    init_adapter: str | None = None  # a LoRA adapter of ``model`` to continue training (training.runs)
 
 
 def to_dataset_rows(examples: list[dict[str, Any]], format: str) -> list[dict[str, Any]]:
@@ -90,18 +91,6 @@ def completion_loss(model: Any, tokenizer: Any, examples: list[dict[str, Any]], 
     return total / max(count, 1)
 
 
-def lora_config(config: SFTRunConfig) -> Any:
-    from peft import LoraConfig
-
-    return LoraConfig(
-        r=config.lora_r,
-        lora_alpha=config.lora_alpha,
-        lora_dropout=0.0,
-        target_modules="all-linear",
-        task_type="CAUSAL_LM",
-    )
-
-
 def loss_at_start(tokenizer: Any, examples: list[dict[str, Any]], max_length: int) -> Any:
     """A trainer callback that measures the completion loss on ``examples`` when training begins, once
     a resumed run's weights are loaded (so "before" is this run's start, not the base model)."""
@@ -131,7 +120,7 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype)
+    model, peft_config = trainable(AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype), config)
     fixed = examples[: config.eval_examples]
     before = loss_at_start(tokenizer, fixed, config.max_length)
     args = SFTConfig(
@@ -156,7 +145,7 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
         args=args,
         train_dataset=Dataset.from_list(to_dataset_rows(examples, config.format)),
         processing_class=tokenizer,
-        peft_config=lora_config(config) if config.lora else None,
+        peft_config=peft_config,
         callbacks=[*(callbacks or []), before, *budget, history.callback()],
     )
     started = time.perf_counter()

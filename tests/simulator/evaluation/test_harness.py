@@ -17,6 +17,8 @@ from simulator.evaluation.cache import RequestCache, request_key
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.evaluation.scoring import answer_found, extract_answer
 from simulator.llm.testing import FakeModelServer
+from simulator.pipeline.settings import RunSettings
+from simulator.prompts import simulate
 from tests.simulator.evaluation.eval_doubles import fake_client, table_responder, write_jsonl
 
 REPO = Path(__file__).resolve().parents[3]
@@ -155,6 +157,27 @@ async def test_cruxeval_nlex_reports_how_often_the_narration_holds_up(tmp_path: 
     assert labels == ["agrees", "diverges", "unverified"]
     for label in ("agrees", "diverges", "unverified"):
         assert record["metrics"][f"narration {label}"]["value"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.asyncio
+async def test_cruxeval_simulate_sends_the_apps_simulate_request_with_its_budget(tmp_path: Path) -> None:
+    """``--prompt simulate`` measures what the app asks: its simulate messages, its token budget, its
+    stop string; the answer is scored and the narration verified as with ``nlex``."""
+    data = write_jsonl(tmp_path / "crux.jsonl", CRUX[:1])
+    bodies: list[dict[str, Any]] = []
+
+    def respond(body: dict[str, Any]) -> list[str]:
+        bodies.append(body)
+        return ["[THOUGHT] x = 3, so f returns 6. [/THOUGHT] [ANSWER] assert f(3) == 6 "] * body["n"]
+
+    settings = EvalSettings(task="cruxeval-o", data=data, out=tmp_path / "out", prompt="simulate")
+    record = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(FakeModelServer(respond)))
+
+    (body,) = bodies
+    assert body["messages"] == simulate.call_messages(CRUX[0]["code"], "f(3)")
+    assert body["max_tokens"] == RunSettings().max_tokens and body["stop"] == list(simulate.CALL_STOP)
+    assert record["items"][0]["correct"] == 1
+    assert record["items"][0]["samples"][0]["verification"] == "agrees"
 
 
 def _sim_question(body: dict[str, Any]) -> tuple[str, str]:
