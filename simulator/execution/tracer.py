@@ -13,14 +13,14 @@ and calls ``tracer.note_stdout(text)`` whenever the program writes to stdout. Gi
 (trace.py), the tracer also writes each step there as it records it, so a program killed from
 outside keeps every step recorded before.
 
-Objects: a local bound to a list, tuple, dict, set or an instance of a class defined in Python gets a
-number (``Step.refs``) and its structured view (``Step.heap``) whenever the view is new or changed, so
-a viewer can draw frames and heap objects with arrows and show aliasing. Views are capped
-(``HEAP_ITEMS`` items, ``HEAP_DEPTH`` levels below a local, ``HEAP_OBJECTS`` numbered objects a trace);
-they are read through the builtin types' own methods (a subclass's ``__iter__`` or ``__getattr__``
-never runs), and a numbered object is kept alive until the trace ends so that its number is never
-reused. A view is rebuilt only when the local's repr changed, its binding changed, or it holds an
-instance (whose repr does not show its attributes).
+Objects: a local bound to a list, tuple, dict, set or an instance of a class defined in Python (its
+``__slots__`` and ``__dict__`` are its attributes) gets a number (``Step.refs``) and its structured view
+(``Step.heap``) whenever the view is new or changed, so a viewer can draw frames and heap objects with
+arrows and show aliasing. Views are capped (``HEAP_ITEMS`` items, ``HEAP_DEPTH`` levels below a local,
+``HEAP_OBJECTS`` numbered objects a trace); they are read through the builtin types' own methods (a
+subclass's ``__iter__`` or ``__getattr__`` never runs), and a numbered object is kept alive until the
+trace ends so that its number is never reused. A view is rebuilt only when the local's repr changed, its
+binding changed, or it holds an instance (whose repr does not show its attributes).
 
 Cost matters (a do-nothing settrace is ~4.5x, repr of every local on every line ~80x), so the hot path:
 frames of other files are refused at their ``call`` event (no line events there at all); on each line only
@@ -39,7 +39,7 @@ import sys
 from dataclasses import dataclass
 from itertools import islice
 from opcode import opmap
-from types import BuiltinFunctionType, FrameType, FunctionType, ModuleType
+from types import BuiltinFunctionType, FrameType, FunctionType, MemberDescriptorType, ModuleType
 from typing import Any
 
 from simulator.execution.trace import DEFAULT_MAX_STEPS, TRUNCATION_MARK, Step, StepStream, Trace, Value
@@ -103,6 +103,50 @@ def _value(obj: Any, limit: int) -> Value:
     return Value(safe_repr(obj, limit), type(obj).__name__)
 
 
+_TYPE_DICT = type.__dict__["__dict__"].__get__  # a class's own namespace, read without its metaclass
+_TYPE_MRO = type.__dict__["__mro__"].__get__
+_SLOTS: dict[int, tuple[type, tuple[tuple[str, MemberDescriptorType], ...]]] = {}  # id(cls) -> its slots
+
+
+def _slots(cls: type) -> tuple[tuple[str, MemberDescriptorType], ...]:
+    """The ``__slots__`` members of ``cls`` and its bases (the C descriptors a class statement makes for
+    them), cached per class by id, so no hash or ``__eq__`` of a class runs."""
+    cached = _SLOTS.get(id(cls))
+    if cached is None or cached[0] is not cls:
+        members = {}
+        for klass in reversed(_TYPE_MRO(cls)):
+            for name, member in _TYPE_DICT(klass).items():
+                if type(member) is MemberDescriptorType:
+                    members[name] = member
+        cached = _SLOTS[id(cls)] = (cls, tuple(members.items()))
+    return cached[1]
+
+
+def _own_dict(obj: Any) -> dict[str, Any] | None:
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except Exception:  # __slots__ only
+        return None
+    return own if type(own) is dict else None
+
+
+def instance_attributes(obj: Any) -> tuple[list[tuple[str, Any]], int]:
+    """The first ``HEAP_ITEMS`` attributes of an instance (its ``__slots__`` that are set, then its
+    ``__dict__``) and how many it has, read with the builtin descriptors (no ``__getattr__`` or
+    property runs)."""
+    cls = type(obj)
+    attributes = []
+    for name, member in _slots(cls):
+        try:
+            attributes.append((name, member.__get__(obj, cls)))
+        except AttributeError:  # a slot never assigned
+            continue
+    own = _own_dict(obj) or {}
+    size = len(attributes) + dict.__len__(own)
+    attributes += islice(dict.items(own), max(HEAP_ITEMS - len(attributes), 0))
+    return attributes[:HEAP_ITEMS], size
+
+
 def heap_kind(obj: Any) -> str | None:
     """The view kind of ``obj`` (``OBJECT_KINDS``) if it is drawn as a heap object, else None. Only the
     real type is asked (``issubclass``), never the object, so no program code runs."""
@@ -114,11 +158,7 @@ def heap_kind(obj: Any) -> str | None:
         if issubclass(cls, base):
             return name
     if cls.__flags__ & _HEAPTYPE:
-        try:
-            attributes = object.__getattribute__(obj, "__dict__")
-        except Exception:  # __slots__ only
-            return None
-        return "object" if type(attributes) is dict else None
+        return "object" if _own_dict(obj) is not None or _slots(cls) else None
     return None
 
 
@@ -357,11 +397,8 @@ class Tracer:
                 for k, v in islice(dict.items(obj), HEAP_ITEMS)
             ]
         elif kind == "object":
-            attributes = object.__getattribute__(obj, "__dict__")
-            size = dict.__len__(attributes)
-            items = [
-                [str(k), cell(v, depth, heap, seen)] for k, v in islice(dict.items(attributes), HEAP_ITEMS)
-            ]
+            attributes, size = instance_attributes(obj)
+            items = [[str(k), cell(v, depth, heap, seen)] for k, v in attributes]
         elif kind == "list":
             size = list.__len__(obj)
             items = [cell(v, depth, heap, seen) for v in list.__getitem__(obj, slice(0, HEAP_ITEMS))]

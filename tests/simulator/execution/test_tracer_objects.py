@@ -64,6 +64,18 @@ def test_instances_show_their_attributes_and_an_attribute_change_is_recorded():
     assert [v["items"] for v in views].count([["x", {"repr": "1", "type": "int"}]]) == 1  # no repeats
 
 
+def test_slotted_instances_show_the_slots_that_are_set_then_their_dict():
+    code = (
+        "class Base:\n    __slots__ = ('x', 'y')\n\n"
+        "class Open(Base):\n    pass\n\n"
+        "def f():\n    o = Open()\n    o.x = 1\n    o.z = [2]\n    return o\n"
+    )
+    trace = trace_in_process(code, "f()").trace
+    view = [v for s in trace.steps for v in s.heap if v["type"] == "Open"][-1]
+    assert [name for name, _ in view["items"]] == ["x", "z"]  # y was never set
+    assert view["items"][0][1] == {"repr": "1", "type": "int"}
+
+
 def test_nested_containers_refer_to_each_other_and_dicts_and_tuples_are_drawn():
     code = "def f():\n    inner = [1]\n    outer = (inner, {'k': inner}, {3})\n    return 0\n"
     trace = trace_in_process(code, "f()").trace
@@ -97,15 +109,17 @@ def test_hostile_objects_run_no_code_and_the_trace_goes_on():
         "class Sneaky(list):\n    def __iter__(self):\n        raise RuntimeError('no')\n\n"
         "class Lazy:\n    def __getattr__(self, name):\n        raise RuntimeError(name)\n\n"
         "class Slots:\n    __slots__ = ('a',)\n\n"
-        "def f():\n    s = Sneaky([1, 2])\n    z = Lazy()\n    t = Slots()\n    return len(s)\n"
+        "class Shadow(Slots):\n    @property\n    def a(self):\n        raise RuntimeError('a')\n\n"
+        "def f():\n    s = Sneaky([1, 2])\n    z = Lazy()\n    t = Shadow()\n    Slots.a.__set__(t, 7)\n"
+        "    return len(s)\n"
     )
     run = trace_in_process(code, "f()")
     assert run.value is not None and run.value.repr == "2" and run.trace.error == ""
-    step = run.trace.steps[-1]
     views = {v["type"]: v for s in run.trace.steps for v in s.heap}
     assert views["Sneaky"]["kind"] == "list" and len(views["Sneaky"]["items"]) == 2
     assert views["Lazy"]["items"] == []
-    assert "t" not in step.refs and "Slots" not in views  # no __dict__: drawn as a plain value
+    assert views["Shadow"]["items"] == [["a", {"repr": "7", "type": "int"}]]  # the slot, not the property
+    assert any("t" in s.refs for s in run.trace.steps)
 
 
 def test_refs_and_heap_round_trip_and_are_left_out_when_empty():
