@@ -41,6 +41,14 @@ def clear(run_id: Any) -> None:
     cache.delete(_KEY.format(run_id))
 
 
+def forget_if_nothing_to_run(run: Run) -> None:
+    """At the run's end, before its final event is shown: a request for a run that ended without a
+    candidate to execute (it failed or was cancelled first) is dropped, so the page says so at once
+    instead of "Running ... for real" until a reload."""
+    if pending(run.id) and (run.kind != "solve" or not programs_for(run)):
+        clear(run.id)
+
+
 def start_if_pending(run_id: Any) -> None:
     """Queue the real execution asked for on ``run_id``, if one is (called when the run ends)."""
     if pending(run_id):

@@ -59,10 +59,13 @@ def record_and_publish(run_id: Any, event: Event | dict[str, Any], *, after_end:
             run.save()
     except IntegrityError:  # the seq was taken: someone else (the reaper) ended this run meanwhile
         return False
-    publish(run, data)
-    if data["type"] in FINAL_TYPES:  # a real execution asked for during the run starts now
+    final = data["type"] in FINAL_TYPES
+    if final:
         from webapp.runs import real
 
+        real.forget_if_nothing_to_run(run)
+    publish(run, data)
+    if final:  # a real execution asked for during the run starts now
         real.start_if_pending(run.id)
     return True
 

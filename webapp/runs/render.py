@@ -214,8 +214,10 @@ def _run_finished(run: Run, p: dict[str, Any]) -> list[Part]:
 
 
 def _run_failed_or_cancelled(run: Run, p: dict[str, Any]) -> list[Part]:
+    """The run's end: its status, and the Run for real panel (a run for real asked for meanwhile now
+    under way, or the note that there was nothing to run)."""
     ctx = run_context(run)
-    return [_status(ctx), *_skipped_turns(ctx)]
+    return [_status(ctx), _for_viewer("run_real.html", ctx), *_skipped_turns(ctx)]
 
 
 def _status(ctx: dict[str, Any]) -> Part:

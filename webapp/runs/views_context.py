@@ -118,7 +118,7 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         "repairs": repairs,
         "executions": executions,
         "stages": sorted(run.stages.items(), key=_stage_order),
-        **_real_context(run),
+        **_real_context(run, candidates),
     }
 
 
@@ -149,14 +149,16 @@ def _final_checks(run: Run, executions: list[Any], turn: int | None) -> list[Any
     ]
 
 
-def _real_context(run: Run) -> dict[str, Any]:
-    """Run for real: whether one is pending or under way, and its per-program results."""
+def _real_context(run: Run, candidates: dict[int, Any]) -> dict[str, Any]:
+    """Run for real: whether one is pending or under way, whether there is anything to run (a run that
+    ended without code has not), and its per-program results."""
     from webapp.runs import real
 
     stage = run.stages.get("execute") or {}
     done = stage.get("rerun") and stage.get("state") == "finished"
     return {
         "real_pending": real.pending(run.id),
+        "real_possible": run.is_active or any(c.code for c in candidates.values()),
         "real_results": stage.get("results") if done else None,
         "real_error": stage.get("error") if done else None,
     }

@@ -10,7 +10,7 @@ import pytest
 
 from tests.simulator.pipeline.pipeline_doubles import ExecutorDouble
 from webapp.runs import real
-from webapp.runs.models import Execution, Run, RunEvent
+from webapp.runs.models import Candidate, Execution, Run, RunEvent
 from webapp.runs.record import record_and_publish
 from webapp.runs.render import render_event
 from webapp.runs.tasks import execute_real, execute_run
@@ -100,6 +100,7 @@ def test_running_it_again_replaces_the_rows(finished_run, sent) -> None:
 
 def test_it_waits_for_a_run_still_in_progress(make_run, queued) -> None:
     run = make_run(status=Run.RUNNING, last_seq=4)
+    Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n")
     assert real.request(run.id)
 
     assert execute_real(str(run.id), executor=ExecutorDouble()) == "waiting"
@@ -268,6 +269,7 @@ def test_the_panel_says_when_a_run_for_real_asked_for_during_the_run_starts(
     client, alice, make_run, queued
 ) -> None:
     run = make_run(status=Run.RUNNING, last_seq=2)
+    Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n")
     client.force_login(alice)
     page = client.post(f"/runs/{run.id}/real/", follow=True).content.decode()
     pending = page.split('data-testid="run-real-pending">', 1)[1].split("</p>", 1)[0]
@@ -277,6 +279,27 @@ def test_the_panel_says_when_a_run_for_real_asked_for_during_the_run_starts(
     html = render_event(run.id, RunEvent.objects.get(run=run, seq=3).as_event_dict())
     pending = html.split('data-testid="run-real-pending">', 1)[1].split("</p>", 1)[0]
     assert "for real" in pending and "once this run ends" not in pending  # it is under way now
+
+
+@pytest.mark.parametrize("end", ["run_failed", "run_cancelled"])
+def test_a_run_that_ends_before_any_code_says_there_is_nothing_to_run_at_once(
+    client, alice, make_run, queued, end
+) -> None:
+    """Run for real asked for during a run that then fails (the model server is down) or is cancelled
+    before any candidate had code: its final event drops the request and says so, nothing is queued,
+    and a reload reads the same."""
+    run = make_run(status=Run.RUNNING, last_seq=2)
+    client.force_login(alice)
+    client.post(f"/runs/{run.id}/real/")
+    assert real.pending(run.id)
+    assert record_and_publish(run.id, {"run_id": str(run.id), "seq": 3, "type": end, "payload": {}})
+    live = render_event(run.id, RunEvent.objects.get(run=run, seq=3).as_event_dict())
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    for html in (live, page):
+        panel = html.split('id="run-real"', 1)[1].split("</section>", 1)[0]
+        assert 'data-testid="run-real-nothing"' in panel and "Running" not in panel
+        assert 'data-testid="run-real"' not in panel  # no button that would do nothing
+    assert not real.pending(run.id) and queued == []
 
 
 def test_no_message_outlives_the_run_for_real_it_announced(client, alice, finished_run, queued) -> None:
