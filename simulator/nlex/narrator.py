@@ -13,6 +13,12 @@ the trace's heap by ``trace.Objects``), never by a ``<Point object at 0x...>`` r
 changes an instance without rebinding a name states the names that show the change. Every sentence
 is written so that ``simulator.nlex.check`` can verify it.
 
+``style="compact"`` (``STYLES``) says the same things in fewer tokens, for a small model that must
+reach its answer within a completion budget: no backquoted source (``Line 3: total = 6.``), loops
+summarised after their first iteration (``COMPACT_ITERATIONS``), and a line that states nothing (no
+value, control flow, call, print, return or raise: ``pass``, a bare call whose result is dropped) left
+out. Every sentence left is one the full style also writes, less its source, so it checks the same way.
+
 ``step_sentences`` is the stepper's form (the trace explorer): every frame, the called functions and
 each recursive call included, one sentence per executed line with no loop summary, each placed on the
 step where the line's effects show (the next step of its frame), so the sentence on screen matches the
@@ -29,6 +35,8 @@ from simulator.execution.program import Program
 from simulator.execution.trace import ADDRESS_MARK, Objects, Step, Trace, Value
 
 ITERATIONS = 2
+COMPACT_ITERATIONS = 1
+STYLES = ("full", "compact")
 _HIDDEN_TYPES = frozenset({"function", "type", "module", "builtin_function_or_method"})
 _COMPREHENSIONS = {
     "<listcomp>": "the list comprehension",
@@ -46,9 +54,13 @@ _STOPPED = {
 }
 
 
-def narrate(trace: Trace, program: Program) -> str:
-    """The NLEX text for one traced execution of ``program``."""
-    return _Narrator(trace, program).text()
+def narrate(trace: Trace, program: Program, style: str = "full") -> str:
+    """The NLEX text for one traced execution of ``program``, in ``style`` (``STYLES``: "full", the
+    format of docs/nlex.md, or "compact": no source quoted, one iteration per loop, silent lines left
+    out)."""
+    if style not in STYLES:
+        raise ValueError(f"narration style {style!r}: expected one of {', '.join(STYLES)}")
+    return _Narrator(trace, program, style=style).text()
 
 
 def step_sentences(trace: Trace, program: Program) -> list[tuple[int, str]]:
@@ -69,11 +81,19 @@ def step_sentences(trace: Trace, program: Program) -> list[tuple[int, str]]:
 
 class _Narrator:
     def __init__(
-        self, trace: Trace, program: Program, own: list[int] | None = None, shared: _Narrator | None = None
+        self,
+        trace: Trace,
+        program: Program,
+        own: list[int] | None = None,
+        shared: _Narrator | None = None,
+        style: str = "full",
     ) -> None:
         """Narrates the frame whose steps are ``own`` (default: the first step's frame, the outermost);
-        ``shared``: a narrator of the same trace whose parsed program is reused."""
+        ``shared``: a narrator of the same trace whose parsed program is reused; ``style``: "full" or
+        "compact" (``narrate``)."""
         self.trace = trace
+        self.compact = style == "compact"
+        self.iterations = COMPACT_ITERATIONS if self.compact else ITERATIONS
         self.program = program
         self.steps = trace.steps
         self.source = program.code.split("\n")
@@ -133,6 +153,10 @@ class _Narrator:
     def code(self, line: int) -> str:
         return self.source[line - 1].strip() if 0 < line <= len(self.source) else ""
 
+    def head(self, line: int) -> str:
+        """A sentence's start: ``Line N: `source``` (full) or ``Line N:`` (compact)."""
+        return f"Line {line}:" if self.compact else f"Line {line}: `{self.code(line)}`"
+
     def assignments(self, names: list[str], at: int) -> str:
         parts = []
         for name in names:
@@ -160,11 +184,12 @@ class _Narrator:
         first = self.steps[self.own[0]]
         if first.function == "<module>" or self.program.shape != "call" and first.depth == 0:
             return "The program starts."
+        dash = "" if self.compact else " -"
         if first.function in _COMPREHENSIONS:  # a frame of its own (Python 3.11), started by its line
-            return f"Line {first.line}: `{self.code(first.line)}` - {_COMPREHENSIONS[first.function]} starts."
+            return f"{self.head(first.line)}{dash} {_COMPREHENSIONS[first.function]} starts."
         args = self.assignments(list(first.changed), first.index)
         called = f"{first.function} is called" + (f" with {args}" if args else "")
-        return f"Line {first.line}: `{self.code(first.line)}` - {called}."
+        return f"{self.head(first.line)}{dash} {called}."
 
     def note(self, lines: list[int], k: int, counts: Counter[int]) -> str:
         """What the line at ``lines[k]`` does to the control flow (loop or branch), counting a loop's
@@ -196,7 +221,7 @@ class _Narrator:
             index = lines[k]
             line = self.steps[index].line
             note = self.note(lines, k, counts)
-            if line in self.loops and note != "ends the loop" and counts[line] > ITERATIONS:
+            if line in self.loops and note != "ends the loop" and counts[line] > self.iterations:
                 low, high = self.loops[line]
                 skipped, end = self.skip(lines, k, line, low, high)
                 times = "time" if skipped == 1 else "times"
@@ -207,7 +232,9 @@ class _Narrator:
                         carry += [n for n in self.steps[i].changed if n not in carry]
                 k = end if end > k else k + 1
                 continue
-            out.append(self.sentence(index, note, carry))
+            said = self.sentence(index, note, carry)
+            if said:
+                out.append(said)
             carry = []
             k += 1
         if self.trace.truncated:
@@ -254,9 +281,12 @@ class _Narrator:
         return skipped, j
 
     def sentence(self, index: int, note: str, carry: list[str]) -> str:
+        """The line at step ``index``: its control flow ``note``, calls, prints, return or raise, and the
+        values after it (``carry``: names a loop summary changed). Compact: "" for a line that states
+        none of these (``body`` leaves it out)."""
         step = self.steps[index]
         nxt = self.after(index)
-        parts = [f"Line {step.line}: `{self.code(step.line)}`"]
+        parts = [self.head(step.line)]
         if note:
             parts.append(note)
         end = nxt.index if nxt is not None else len(self.steps) - 1
@@ -287,6 +317,10 @@ class _Narrator:
             parts.append("defines " + ", ".join(hidden))
         state = self.assignments(names, end)
         text = parts[0] + (" " + ", ".join(parts[1:]) if len(parts) > 1 else "")
+        if self.compact:
+            if len(parts) == 1:
+                return f"{text} {state}." if state else ""
+            return text + (f"; {state}." if state else ".")
         if len(parts) == 1 and not state:
             text += " runs"
         return text + (f"; now {state}." if state else ".")

@@ -1,5 +1,6 @@
 """Golden narrations: each samples/<case>.py traced in-process and narrated must equal
-samples/<case>.nlex.txt (UPDATE_GOLDEN=1 rewrites them), and must check true against its own trace."""
+samples/<case>.nlex.txt (the full style) and samples/<case>.compact.txt (the compact style)
+(UPDATE_GOLDEN=1 rewrites them), and each must check true against its own trace."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from simulator.execution.trace import Trace
 from simulator.execution.tracer import trace_in_process
 from simulator.nlex.check import check_text
 from simulator.nlex.claims import program_names
-from simulator.nlex.narrator import narrate
+from simulator.nlex.narrator import STYLES, narrate
 
 SAMPLES = Path(__file__).parent / "samples"
 CASES = sorted(p.stem for p in SAMPLES.glob("*.py"))
+GOLDEN = {"full": "nlex.txt", "compact": "compact.txt"}  # samples/<case>.<suffix> per style
 
 
 def traced_sample(case: str, max_steps: int = 10_000) -> tuple[Program, Trace]:
@@ -31,21 +33,23 @@ def traced_sample(case: str, max_steps: int = 10_000) -> tuple[Program, Trace]:
     return program, trace_in_process(code, stdin=program.stdin or "", max_steps=max_steps).trace
 
 
+@pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("case", CASES)
-def test_narration_matches_golden(case: str) -> None:
+def test_narration_matches_golden(case: str, style: str) -> None:
     program, trace = traced_sample(case)
-    actual = narrate(trace, program)
-    golden = SAMPLES / f"{case}.nlex.txt"
+    actual = narrate(trace, program, style)
+    golden = SAMPLES / f"{case}.{GOLDEN[style]}"
     if os.environ.get("UPDATE_GOLDEN") == "1" or not golden.exists():
         golden.write_text(actual)
     expected = golden.read_text()
     assert actual == expected, f"narration of {case} changed; actual (copy into {golden.name}):\n{actual}"
 
 
+@pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("case", CASES)
-def test_narration_checks_true_against_its_trace(case: str) -> None:
+def test_narration_checks_true_against_its_trace(case: str, style: str) -> None:
     program, trace = traced_sample(case)
-    result = check_text(narrate(trace, program), trace, program_names(program.code))
+    result = check_text(narrate(trace, program, style), trace, program_names(program.code))
     assert result.count("false") == 0 and result.count("unverifiable") == 0
     assert result.verdicts[-1].claim.kind == "answer" and result.verdicts[-1].verdict == "true"
 
@@ -67,3 +71,29 @@ def test_a_truncated_trace_says_so_and_gives_no_answer() -> None:
     program, trace = traced_sample("while_summary", max_steps=12)
     text = narrate(trace, program)
     assert "the step cap" in text and "[ANSWER]" not in text
+
+
+def test_compact_is_shorter_and_summarises_loops_after_one_iteration() -> None:
+    program, trace = traced_sample("while_summary")
+    full, compact = narrate(trace, program), narrate(trace, program, "compact")
+    assert len(compact) < 0.6 * len(full)
+    assert "`" not in compact.split("[/THOUGHT]")[0]  # no source quoted
+    assert "starts the next iteration" not in compact and "Lines 3-8 repeat 6 more times." in compact
+    assert "Line 5: n = 10." in compact
+    assert compact.split("[/THOUGHT]")[1] == full.split("[/THOUGHT]")[1]  # the same answer block
+
+
+def test_compact_leaves_out_lines_that_state_nothing() -> None:
+    code = "def f(xs):\n    out = []\n    for x in xs:\n        pass\n    return out"
+    program = Program(code=code, call="f([1])")
+    trace = trace_in_process(code, program.call).trace
+    assert "Line 4: `pass` runs." in narrate(trace, program)
+    compact = narrate(trace, program, "compact")
+    assert "Line 4" not in compact and "Line 3: starts the loop; x = 1." in compact
+    assert check_text(compact, trace, program_names(code)).count("false") == 0
+
+
+def test_an_unknown_style_is_refused() -> None:
+    program, trace = traced_sample("loop_sum")
+    with pytest.raises(ValueError, match="compact"):
+        narrate(trace, program, "terse")
