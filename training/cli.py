@@ -75,6 +75,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "cruxeval (the prompt of `execsim eval cruxeval-o --prompt nlex`)",
     )
     data.add_argument(
+        "--narration",
+        choices=("full", "compact"),
+        default="full",
+        help="NLEX style of the simulate completions (simulator.nlex.narrator.narrate; docs/nlex.md)",
+    )
+    data.add_argument(
         "--max-completion-chars",
         type=int,
         help="drop SFT examples whose narration is longer (default 6000; CPU runs: shorter sequences)",
@@ -336,6 +342,9 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def _data(args: argparse.Namespace) -> int:
+    from functools import partial
+
+    from simulator.nlex.narrator import narrate
     from training.data.examples import (
         STYLES,
         BenchmarkDataRefused,
@@ -374,8 +383,10 @@ def _data(args: argparse.Namespace) -> int:
         if "simulate" in kinds:
             bar("simulate examples", 0, 1)
             limit = {"max_completion_chars": args.max_completion_chars} if args.max_completion_chars else {}
-            built["simulate"] = sft_examples(records, styles=styles, **limit)
+            narration = partial(narrate, style=args.narration)
+            built["simulate"] = sft_examples(records, styles=styles, narrate=narration, **limit)
             counts["sft_synth"] = len(built["simulate"])
+            counts["narration"] = args.narration
             for path in args.annotations:
                 try:
                     extra, outcome = annotation_examples(path)
