@@ -162,7 +162,7 @@ class LengthRewardDouble:
         return [float(len(text)) for text in completions]
 
 
-def test_grpo_resumes_too(tiny_model_dir, tmp_path):
+def test_grpo_resumes_too_and_continues_an_sft_adapter(tiny_model_dir, data, tmp_path):
     import torch
 
     from training.rl.train import RLRunConfig, run_grpo
@@ -170,7 +170,7 @@ def test_grpo_resumes_too(tiny_model_dir, tmp_path):
     rows = tmp_path / "rl.jsonl"
     write_jsonl(rows, [{"prompt": f"[PYTHON] f({i}) [/PYTHON]"} for i in range(8)])
 
-    def grpo(out, max_steps, resume=None):
+    def grpo(out, max_steps, resume=None, init_adapter=None):
         config = RLRunConfig(
             model=str(tiny_model_dir),
             data=str(rows),
@@ -183,6 +183,7 @@ def test_grpo_resumes_too(tiny_model_dir, tmp_path):
             max_completion_length=8,
             threads=1,
             resume=resume,
+            init_adapter=init_adapter,
         )
         return run_grpo(config, reward_funcs=[LengthRewardDouble()])
 
@@ -192,3 +193,11 @@ def test_grpo_resumes_too(tiny_model_dir, tmp_path):
     assert resumed["runs"][0]["stage"] == "rl1"
     state = torch.load(tmp_path / "two" / "checkpoints" / "checkpoint-2" / "optimizer.pt", weights_only=True)
     assert {int(s["step"]) for s in state["state"].values()} == {2}
+    # GRPO continues an SFT adapter too: one Adam step at lr 1e-3 moves no weight by more than 1e-3,
+    # so ending within that of the SFT adapter (whose lora_B moved ~1e-2 from a new LoRA's zeros)
+    # shows it started there
+    _sft(tiny_model_dir, data, tmp_path / "sft", max_steps=1)
+    grpo(tmp_path / "warm", 1, init_adapter=str(tmp_path / "sft" / "adapter"))
+    start, end = _adapter(tmp_path / "sft"), _adapter(tmp_path / "warm")
+    assert start.keys() == end.keys() and all(torch.allclose(start[k], end[k], atol=2e-3) for k in start)
+    assert max(float(start[k].abs().max()) for k in start if "lora_B" in k) > 5e-3
