@@ -26,7 +26,7 @@ from webapp.runs.models import (
     explorer_link,
 )
 from webapp.runs.privacy import hidden_tests
-from webapp.runs.views_context import cell_real, really, run_context, sim_dom, verdict_dom
+from webapp.runs.views_context import really, run_context, sim_dom, verdict_dom
 
 
 def _append(target: str, text: str) -> str:
@@ -139,12 +139,19 @@ def _verdict(run: Run, p: dict[str, Any]) -> list[Part]:
     ).first()
     if not verdict:
         return []
-    return [_verdict_cell(run, verdict), *_checked_texts(run, verdict.candidate, verdict.turn, verdict.test)]
+    execution = Execution.objects.filter(
+        run=run, candidate=verdict.candidate, turn=verdict.turn, test=verdict.test
+    ).first()
+    real = really(verdict, execution)
+    return [
+        _verdict_cell(verdict, real),
+        *_checked_texts(run, verdict.candidate, verdict.turn, verdict.test, real),
+    ]
 
 
-def _verdict_cell(run: Run, verdict: Verdict) -> str:
+def _verdict_cell(verdict: Verdict, real: dict[str, Any] | None) -> str:
     dom = verdict_dom(verdict.candidate, verdict.test, verdict.turn)
-    return _partial("verdict_cell.html", verdict=verdict, real=cell_real(run, verdict), dom=dom)
+    return _partial("verdict_cell.html", verdict=verdict, real=real, dom=dom)
 
 
 def _selected(run: Run, p: dict[str, Any]) -> list[Part]:
@@ -174,22 +181,19 @@ def _execution(run: Run, p: dict[str, Any]) -> list[Part]:
     verdict = Verdict.objects.filter(
         run=run, candidate=execution.candidate, turn=execution.turn, test=execution.test
     ).first()
+    real = really(verdict, execution)
     if verdict is not None and run.kind == "solve":
-        parts.append(_verdict_cell(run, verdict))
-    return [*parts, *_checked_texts(run, execution.candidate, execution.turn, execution.test, execution)]
+        parts.append(_verdict_cell(verdict, real))
+    return [*parts, *_checked_texts(run, execution.candidate, execution.turn, execution.test, real)]
 
 
-def _checked_texts(
-    run: Run, candidate: int, turn: int, test: int, execution: Execution | None = None
-) -> list[Part]:
-    """The simulations of a program on a test whose claims a real run just checked: their NLEX again,
-    the claims coloured (``simulation_text.html``; the other samples' texts stay as they are)."""
+def _checked_texts(run: Run, candidate: int, turn: int, test: int, real: dict[str, Any] | None) -> list[Part]:
+    """The simulations of a program on a test whose claims a real run just checked (``real``, from
+    ``really``): their NLEX again, the claims coloured (``simulation_text.html``; the other samples'
+    texts stay as they are)."""
     from webapp.marks import claims_in
 
-    if execution is None:
-        execution = Execution.objects.filter(run=run, candidate=candidate, turn=turn, test=test).first()
-    verdict = Verdict.objects.filter(run=run, candidate=candidate, turn=turn, test=test).first()
-    real = really(verdict, execution) or {}
+    real = real or {}
     sims = Simulation.objects.filter(run=run, candidate=candidate, turn=turn, test=test, done=True)
     context = {"run": run, "real": real, "link": explorer_link(run.id, candidate, turn, test)}
     return [

@@ -33,14 +33,6 @@ def really(verdict: Verdict | None, execution: Execution | None) -> dict[str, An
     return verdict.real if verdict is not None else None
 
 
-def cell_real(run: Run, verdict: Verdict) -> Any:
-    """``really`` for one cell, read from the database (a live fragment)."""
-    execution = Execution.objects.filter(
-        run=run, candidate=verdict.candidate, turn=verdict.turn, test=verdict.test
-    ).first()
-    return really(verdict, execution)
-
-
 STAGE_ORDER = ("solve", "simulate", "select", "repair", "execute")  # the pipeline's order
 
 
