@@ -24,6 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from simulator.llm.merge import ADAPTER_CONFIG
 from simulator.llm.model_folder import file_sha256
 from training.data.examples import read_jsonl
 
@@ -31,7 +32,6 @@ RUNS_FILE = "execsim-runs.json"
 CHECKPOINTS = "checkpoints"
 # Settings a resumed run must share with the run it continues (the weights and optimizer state fit them)
 RESUME_MUST_MATCH = ("model", "lora", "lora_r", "lora_alpha", "stage", "init_adapter")
-ADAPTER_CONFIG = "adapter_config.json"
 
 
 class ResumeError(ValueError):

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator import SCHEMA_VERSION
-from simulator.llm.merge import MergeError, merge_lora
+from simulator.llm.merge import ADAPTER_CONFIG, MergeError, merge_lora
 from simulator.llm.model_folder import file_sha256, write_marker
 from training.runs import unique_runs
 
@@ -42,7 +42,7 @@ class ExportError(ValueError):
 
 
 def is_adapter(path: Path) -> bool:
-    return (Path(path) / "adapter_config.json").is_file()
+    return (Path(path) / ADAPTER_CONFIG).is_file()
 
 
 def check_eval_results(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -65,7 +65,7 @@ def merge(checkpoint: Path, out: Path, base: str | None = None) -> tuple[Path, P
     checkpoint, out = Path(checkpoint), Path(out)
     merged = out / "merged"
     if is_adapter(checkpoint):
-        adapter_config = json.loads((checkpoint / "adapter_config.json").read_text())
+        adapter_config = json.loads((checkpoint / ADAPTER_CONFIG).read_text())
         base = base or adapter_config.get("base_model_name_or_path")
         if not base:
             raise ExportError(
