@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.evaluation.paired import PairedDifference, compare
+from simulator.llm.merge import ADAPTER_CONFIG
 
 RULE = (
     "promote when the target task's paired 95% interval (candidate - current) is above zero and no "
@@ -131,7 +132,7 @@ def promote(
     candidate, current = Path(candidate), Path(current)
     new_manifest = _manifest(candidate)
     old_manifest = _manifest(current)
-    if not (candidate / "adapter" / "adapter_config.json").is_file():
+    if not (candidate / "adapter" / ADAPTER_CONFIG).is_file():
         raise PromoteError(f"{candidate} has no adapter/ (only LoRA checkpoints are committed)")
     new_base, old_base = (
         Path(str(new_manifest.get("base_model"))).name,

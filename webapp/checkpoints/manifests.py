@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simulator.llm.merge import ADAPTER_CONFIG
+
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 5_000_000  # export drops the trainers' log histories; a real manifest is a few kB
 # Sources, by where the folder lives; the page labels each checkpoint with one.
@@ -410,7 +412,7 @@ def _serve(checkpoint: Checkpoint, raw: dict[str, Any] | None) -> list[ServeComm
     if (merged / "config.json").is_file():
         out.append(ServeCommand("merged model", f"execsim model serve --checkpoint {merged}"))
     for adapter in (folder / "adapter", folder):
-        if (adapter / "adapter_config.json").is_file():
+        if (adapter / ADAPTER_CONFIG).is_file():
             out.append(
                 ServeCommand(
                     "LoRA adapter on the default model (request it as model "

@@ -205,7 +205,8 @@ def test_train_data_writes_every_kind_counts_them_and_uses_no_benchmark_program(
     for kind in ("simulate", "repair", "solve"):
         assert data_card["kinds"][kind]["written"] == sum(r["kind"] == kind for r in rows) > 0
         assert data_card["kinds"][kind]["source"]
-    assert "| repair |" in (out / "data-card.md").read_text()
+    card_md = (out / "data-card.md").read_text()
+    assert "| repair |" in card_md and "full NLEX style" in card_md
     benchmark_codes = set()
     for path in sorted(bench.glob("*/*.jsonl")):
         for line in path.read_text().splitlines():
