@@ -109,6 +109,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         help="benchmark folder whose programs no mutant may match (default: ../shared/benchmarks if present)",
     )
+    data.add_argument(
+        "--solve-url",
+        help="answer the solve examples with the own solutions of the model at this OpenAI-compatible URL "
+        "(the first of its replies that passes every test) instead of the synthesised program",
+    )
+    data.add_argument(
+        "--solve-model", help="model name at --solve-url (default: EXECSIM_MODEL_NAME or the default model)"
+    )
+    data.add_argument("--solve-samples", type=int, default=4, help="replies asked per problem (--solve-url)")
+    data.add_argument(
+        "--solve-limit", type=int, help="ask at most this many problems, a seeded draw (--solve-url)"
+    )
     data.set_defaults(handler=_data)
 
     sft = stages.add_parser(
@@ -355,7 +367,15 @@ def _data(args: argparse.Namespace) -> int:
         sft_examples,
         write_jsonl,
     )
-    from training.data.mix import MixError, card_markdown, data_card, mix, parse_kinds, parse_mix
+    from training.data.mix import (
+        OWN_SOLVE_SOURCE,
+        MixError,
+        card_markdown,
+        data_card,
+        mix,
+        parse_kinds,
+        parse_mix,
+    )
     from training.synth.pipeline import read
 
     styles = tuple(s.strip() for s in args.styles.split(",") if s.strip())
@@ -368,6 +388,8 @@ def _data(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if not 0 < args.submit_share < 1 or args.repair_mutants < 1 or args.repair_attempts < 1:
         raise UsageError("--submit-share must be in (0, 1); --repair-mutants and --repair-attempts >= 1")
+    if args.solve_samples < 1 or (args.solve_limit is not None and args.solve_limit < 1):
+        raise UsageError("--solve-samples and --solve-limit must be >= 1")
     try:
         refuse_benchmarks(args.programs)
         records = read(args.programs)
@@ -398,7 +420,13 @@ def _data(args: argparse.Namespace) -> int:
                 counts[f"annotations:{path}"] = outcome
             bar("simulate examples", 1, 1)
         if "repair" in kinds or "solve" in kinds:
-            built.update(_repair_and_solve(records, kinds, args, index, counts, bar))
+            from simulator.llm import LLMError
+
+            try:
+                built.update(_repair_and_solve(records, kinds, args, index, counts, bar))
+            except LLMError as exc:  # --solve-url: the server is down or refuses the request
+                print(f"execsim train data: {exc}", file=sys.stderr)
+                return EXIT_FAILED
         bar("rl examples", 0, 1)
         rl = rl_examples(records, seed=args.seed, max_prompt_chars=args.rl_max_prompt_chars)
         bar("rl examples", 1, 1)
@@ -409,7 +437,8 @@ def _data(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     counts.update(sft=write_jsonl(args.out / "sft.jsonl", sft), rl=write_jsonl(args.out / "rl.jsonl", rl))
     counts["codegen"] = write_jsonl(args.out / "codegen.jsonl", codegen)
-    card = data_card(built=built, written=sft, shares=shares, seed=args.seed, details=counts)
+    sources = {"solve": OWN_SOLVE_SOURCE} if args.solve_url and "solve" in kinds else None
+    card = data_card(built=built, written=sft, shares=shares, seed=args.seed, details=counts, sources=sources)
     (args.out / "data-card.json").write_text(json.dumps(card, indent=2) + "\n")
     (args.out / "data-card.md").write_text(card_markdown(card))
     print(json.dumps(card, indent=2))
@@ -438,7 +467,7 @@ def _repair_and_solve(
     """The repair and solve kinds, from the programs that pass every test in the sandbox."""
     from training.data.problems import passing
     from training.data.repair import repair_examples
-    from training.data.solve import solve_examples
+    from training.data.solve import own_solve_examples, solve_examples
 
     bar("sandbox-checked programs", 0, 1)
     checked, rejected = passing(records)
@@ -457,7 +486,18 @@ def _repair_and_solve(
         )
         counts["repair"]["decontaminated_against"] = len(index)
         bar("repair examples", 1, 1)
-    if "solve" in kinds:
+    if "solve" in kinds and args.solve_url:
+        import random
+
+        from training.synth.sampler import ServedModel
+
+        asked = checked
+        if args.solve_limit is not None and args.solve_limit < len(checked):
+            asked = random.Random(args.seed).sample(checked, args.solve_limit)
+        built["solve"], counts["solve"] = own_solve_examples(
+            asked, ServedModel(args.solve_url, args.solve_model), samples=args.solve_samples, progress=bar
+        )
+    elif "solve" in kinds:
         built["solve"] = solve_examples(checked)
     return built
 

@@ -26,6 +26,12 @@ SOURCES = {
     "the problem made from a synthesised program's signature and tests, answered by that program "
     "(sandbox-checked against every test)",
 }
+# train data --solve-url: the solve answers are the served model's own, not the synthesised program
+OWN_SOLVE_SOURCE = (
+    "the solve prompt (simulator.prompts.solve) on the problem made from a synthesised program's signature "
+    "and tests, answered by the first of a served model's own replies to that request that passes every "
+    "test in the sandbox (rejection sampling, training.data.solve.own_solve_examples)"
+)
 
 
 class MixError(ValueError):
@@ -100,14 +106,16 @@ def data_card(
     shares: dict[str, float] | None,
     seed: int,
     details: dict[str, Any],
+    sources: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Per kind: where it comes from, how many were built and written, and per style."""
+    """Per kind: where it comes from (``SOURCES``, or ``sources`` for a kind built another way), how
+    many were built and written, and per style."""
     kinds: dict[str, Any] = {}
     written_by = Counter(e["kind"] for e in written)
     styles = Counter((e["kind"], str(e.get("style"))) for e in written)
     for kind, examples in built.items():
         kinds[kind] = {
-            "source": SOURCES[kind],
+            "source": (sources or {}).get(kind, SOURCES[kind]),
             "built": len(examples),
             "written": written_by.get(kind, 0),
             "styles": {s: n for (k, s), n in sorted(styles.items()) if k == kind},
@@ -129,6 +137,8 @@ def card_markdown(card: dict[str, Any]) -> str:
         lines.append(f"| {kind} | {row['built']} | {row['written']} | {styles} | {row['source']} |")
     if card.get("repair"):
         lines += ["", "Repair: " + ", ".join(f"{k} {v}" for k, v in card["repair"].items())]
+    if card.get("solve"):
+        lines += ["", "Solve (own solutions): " + ", ".join(f"{k} {v}" for k, v in card["solve"].items())]
     lines += ["", "Programs are synthesised (training.synth); no example is drawn from a benchmark file."]
     return "\n".join(lines) + "\n"
 

@@ -1,24 +1,50 @@
-"""Solve examples: the pipeline's solve prompt on synthesised problems, answered by the program itself.
+"""Solve examples: the pipeline's solve prompt on synthesised problems, answered by a program that
+passes every test of the problem in the sandbox.
 
 The prompt is ``simulator.prompts.solve.messages`` on the problem ``training.data.problems.synth_problem``
-makes (the signature, the argument types and the first test, as an MBPP problem is shown); the answer is
-the synthesised program, a sandbox-checked solution of that problem (``problems.passing``), in the reply
-format the request expects: the assistant turn opened by ``solve.PREFILL`` (the opening fence) and ended
-by the stop string ``solve.STOP`` (the closing fence), so the model learns to stop when its program does.
-``completion`` is that whole assistant turn; the server returns what follows the prefill, up to the
-stop string, and ``solve.parse`` reads it back as the program.
+makes (the signature, the argument types and the first test, as an MBPP problem is shown). The answer
+is in the reply format the request expects: the assistant turn opened by ``solve.PREFILL`` (the opening
+fence) and ended by the stop string ``solve.STOP`` (the closing fence), so the model learns to stop
+when its program does. ``completion`` is that whole assistant turn; the server returns what follows the
+prefill, up to the stop string, and ``solve.parse`` reads it back as the program.
 
-These keep the base model's ability to write code while it learns to simulate (issue 12: SFT on
-narrations alone taught the solve prompt to narrate).
+Two sources of answers:
+
+- ``solve_examples``: the synthesised program itself (``problems.passing``);
+- ``own_solve_examples``: a served model's own solutions (rejection sampling: the model is asked the
+  same request the pipeline sends, and the first of its replies that passes every test is kept).
+  Trained on, these keep the model's own way of writing code rather than the synthesiser's (issue 12:
+  the synthesised answers went with a loss on MBPP, docs/results.md).
+
+Both keep the base model's ability to write code while it learns to simulate (SFT on narrations alone
+taught the solve prompt to narrate).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
+from simulator.execution import RunPrograms
 from simulator.prompts import solve
-from training.data.problems import Checked
+from training.data.problems import Checked, run_tests
+from training.execution import run_programs
+
+OWN_SOURCE = "own solution"
+
+
+class ChatModel(Protocol):
+    name: str
+
+    def chat(
+        self,
+        conversations: list[list[dict[str, str]]],
+        *,
+        n: int,
+        temperature: float,
+        max_tokens: int,
+        stop: tuple[str, ...] = (),
+    ) -> list[list[str]]: ...
 
 
 def solve_completion(code: str) -> str:
@@ -28,23 +54,77 @@ def solve_completion(code: str) -> str:
 
 def solve_examples(checked: Sequence[Checked]) -> list[dict[str, Any]]:
     """One example per program that passes its tests, deduplicated by prompt."""
-    examples, seen = [], set()
+    return [
+        _example(item, messages, item.record.code, f"synth:{item.record.source} program")
+        for item, messages in _unique(checked)
+    ]
+
+
+def own_solve_examples(
+    checked: Sequence[Checked],
+    model: ChatModel,
+    *,
+    samples: int = 4,
+    temperature: float = 0.8,
+    max_tokens: int = 384,
+    batch: int = 64,
+    executor: RunPrograms = run_programs,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One example per problem for which one of ``model``'s ``samples`` replies to the solve request
+    passes every test in the sandbox (the first that does), and the counts: problems asked, replies,
+    replies with a program, programs that pass, problems answered."""
+    asked = _unique(checked)
+    counts: dict[str, Any] = {"model": model.name, "problems": len(asked), "samples": samples}
+    counts.update(replies=0, with_code=0, passing=0, answered=0)
+    examples = []
+    for start in range(0, len(asked), batch):
+        if progress:
+            progress("own solutions", start, len(asked))
+        part = asked[start : start + batch]
+        replies = model.chat(
+            [messages for _, messages in part],
+            n=samples,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stop=solve.STOP,
+        )
+        codes = [[c for r in texts if (c := solve.parse(r).code)] for texts in replies]
+        jobs = [(item.problem, found) for (item, _), found in zip(part, codes, strict=True)]
+        runs = run_tests(jobs, executor=executor)
+        for (item, messages), texts, found, per_code in zip(part, replies, codes, runs, strict=True):
+            counts["replies"] += len(texts)
+            counts["with_code"] += len(found)
+            passed = [c for c, tests in zip(found, per_code, strict=True) if all(t.passed for t in tests)]
+            counts["passing"] += len(passed)
+            if passed:
+                counts["answered"] += 1
+                examples.append(_example(item, messages, passed[0], f"{OWN_SOURCE}: {model.name}"))
+    if progress:
+        progress("own solutions", len(asked), len(asked))
+    return examples, counts
+
+
+def _unique(checked: Sequence[Checked]) -> list[tuple[Checked, list[dict[str, str]]]]:
+    """Each problem with its solve messages, the first of those that share a prompt."""
+    out, seen = [], set()
     for item in checked:
         messages = solve.messages(item.problem)
         user = messages[-2]["content"]  # the last message is the prefilled assistant turn
-        if user in seen:
-            continue
-        seen.add(user)
-        examples.append(
-            {
-                "kind": "solve",
-                "style": item.problem.kind,
-                "prompt": user,
-                "completion": solve_completion(item.record.code),
-                "messages": messages,
-                "program_id": item.record.id,
-                "level": item.record.level,
-                "source": f"synth:{item.record.source} program",
-            }
-        )
-    return examples
+        if user not in seen:
+            seen.add(user)
+            out.append((item, messages))
+    return out
+
+
+def _example(item: Checked, messages: list[dict[str, str]], code: str, source: str) -> dict[str, Any]:
+    return {
+        "kind": "solve",
+        "style": item.problem.kind,
+        "prompt": messages[-2]["content"],
+        "completion": solve_completion(code),
+        "messages": messages,
+        "program_id": item.record.id,
+        "level": item.record.level,
+        "source": source,
+    }

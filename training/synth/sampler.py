@@ -3,6 +3,8 @@
 Synthesis asks a model two things: write a program for a constraint (the second data source) and
 predict a program's output (the difficulty filter's reference model). Both go through ``Sampler``, a
 small protocol, so tests can pass a scripted test double and the CLI can point at any server by URL.
+``train data --solve-url`` asks one the pipeline's own solve request (``ServedModel.chat``: whole
+conversations, prefill and stop strings) for the solve examples answered by its own solutions.
 """
 
 from __future__ import annotations
@@ -37,10 +39,30 @@ class ServedModel:
         return f"{self.model or config.model_name()} @ {self.url or config.model_url()}"
 
     def sample(self, prompts: list[str], *, n: int, temperature: float, max_tokens: int) -> list[list[str]]:
-        return asyncio.run(self._sample(prompts, n, temperature, max_tokens))
+        conversations = [[{"role": "user", "content": p}] for p in prompts]
+        return self.chat(conversations, n=n, temperature=temperature, max_tokens=max_tokens)
 
-    async def _sample(
-        self, prompts: list[str], n: int, temperature: float, max_tokens: int
+    def chat(
+        self,
+        conversations: list[list[dict[str, str]]],
+        *,
+        n: int,
+        temperature: float,
+        max_tokens: int,
+        stop: tuple[str, ...] = (),
+    ) -> list[list[str]]:
+        """``n`` replies to each conversation, in order; one that ends with an assistant turn is
+        continued (the solve request's prefilled fence), and ``stop`` ends a reply as the pipeline's
+        requests do."""
+        return asyncio.run(self._chat(conversations, n, temperature, max_tokens, stop))
+
+    async def _chat(
+        self,
+        conversations: list[list[dict[str, str]]],
+        n: int,
+        temperature: float,
+        max_tokens: int,
+        stop: tuple[str, ...],
     ) -> list[list[str]]:
         from simulator.llm import ChatClient
 
@@ -48,14 +70,15 @@ class ServedModel:
             self.url, self.model, concurrency=self.concurrency, timeout_s=self.timeout_s
         ) as client:
 
-            async def one(prompt: str) -> list[str]:
+            async def one(messages: list[dict[str, str]]) -> list[str]:
                 result = await client.chat(
-                    [{"role": "user", "content": prompt}],
+                    messages,
                     n=n,
                     temperature=temperature,
                     top_p=self.top_p,
                     max_tokens=max_tokens,
+                    stop=stop or None,
                 )
                 return [c.text for c in sorted(result.choices, key=lambda c: c.index)]
 
-            return list(await asyncio.gather(*(one(p) for p in prompts)))
+            return list(await asyncio.gather(*(one(m) for m in conversations)))

@@ -118,6 +118,76 @@ def test_solve_examples_answer_with_the_program_in_the_prefilled_block():
     assert solve.parse(reply).code == CODE + "\n"
 
 
+# The served model's own solutions, over real HTTP (FakeModelServer, a test double of vLLM): for p1 one
+# wrong reply then a right one written differently from the synthesised program; for p2 only wrong ones.
+OWN_P1 = "def f(nums, k):\n    return min(sum(2 * v for v in nums if v % 2 == 0 and v > k), 100)"
+
+
+def _own_replies(body: dict) -> list[str]:
+    user = body["messages"][-2]["content"]
+    wrong = "def f(*args):\n    return None"
+    return [wrong, OWN_P1] if "f(nums, k)" in user else [wrong, "Line 1: x = 3"]
+
+
+def test_own_solve_examples_keep_the_first_reply_that_passes_every_test():
+    from training.data.solve import own_solve_examples
+    from training.synth.sampler import ServedModel
+
+    checked, _ = passing(records())
+    server = FakeModelServer(_own_replies)
+    with server.serve() as url:
+        examples, counts = own_solve_examples(checked, ServedModel(url, server.model), samples=2)
+    assert [e["program_id"] for e in examples] == ["p1"]  # p2: no reply passes, no example
+    reply = examples[0]["completion"][len(solve.PREFILL) : -len(solve.STOP[0])]
+    assert solve.parse(reply).code.strip() == OWN_P1  # the model's program, not the synthesised one
+    assert examples[0]["messages"] == solve.messages(checked[0].problem)
+    assert examples[0]["source"].startswith("own solution: fake-model")
+    assert counts | {"model": None} == {
+        "model": None,
+        "problems": 2,
+        "samples": 2,
+        "replies": 4,
+        "with_code": 3,
+        "passing": 1,
+        "answered": 1,
+    }
+    for body in server.requests:  # the pipeline's own request: prefilled fence, stop at the closing one
+        assert body["stop"] == list(solve.STOP) and body["continue_final_message"] is True
+
+
+def test_train_data_solve_url_writes_own_solutions_and_says_so(tmp_path, capsys):
+    from simulator.cli import EXIT_FAILED, main
+    from training.synth.pipeline import SynthConfig, synthesize, write
+
+    kept, card = synthesize(SynthConfig(programs=24, seed=5))
+    write(tmp_path / "synth", kept, card)
+    argv = ["train", "data", "--programs", str(tmp_path / "synth" / "programs.jsonl"), "--kinds", "solve"]
+    argv += ["--solve-samples", "1", "--solve-limit", "3", "--solve-model", "fake-model"]
+
+    def echo_the_test(body: dict) -> str:  # answers each problem with a function returning its assert
+        user = body["messages"][-2]["content"]
+        value = user.split("Your code should pass this test:\n", 1)[1].split("\n", 1)[0].split(" == ", 1)[1]
+        return f"def f(*args):\n    return {value}"
+
+    server = FakeModelServer(echo_the_test)
+    with server.serve() as url:
+        assert main([*argv, "--out", str(tmp_path / "data"), "--solve-url", url]) == 0
+    data_card = json.loads((tmp_path / "data" / "data-card.json").read_text())
+    assert data_card["solve"]["problems"] == 3 and len(server.requests) == 3
+    assert "own replies" in data_card["kinds"]["solve"]["source"]
+    assert "Solve (own solutions)" in (tmp_path / "data" / "data-card.md").read_text()
+    rows = [json.loads(line) for line in (tmp_path / "data" / "sft.jsonl").read_text().splitlines()]
+    assert len(rows) == data_card["solve"]["answered"]
+    assert all(r["completion"].startswith(solve.PREFILL + "def f(*args):") for r in rows)
+
+    capsys.readouterr()
+    down = "http://127.0.0.1:9/v1"  # nothing listens there
+    assert main([*argv, "--out", str(tmp_path / "down"), "--solve-url", down]) == EXIT_FAILED
+    err = capsys.readouterr().err
+    assert "execsim train data:" in err and "127.0.0.1:9" in err
+    assert not (tmp_path / "down" / "sft.jsonl").exists()
+
+
 def _pipeline_requests(problem, solve_reply: str, **settings) -> list[dict]:
     """Every request body the real pipeline sends for ``problem`` (a fake model answers; the programs
     run in the real sandbox)."""
