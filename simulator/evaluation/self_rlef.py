@@ -32,6 +32,7 @@ from simulator.pipeline import run as pipeline_run
 from simulator.pipeline.executor import LocalExecutor, program_for, real_output
 from simulator.pipeline.matching import problem_matches
 from simulator.problem import Problem
+from simulator.prompts.parsing import REPEATED
 
 DEFAULT_TURNS = 2
 MAX_TOKENS = 512
@@ -84,6 +85,7 @@ def summarize_events(events: list[dict[str, Any]]) -> dict[str, Any]:
         "solve": [0, 0],  # [unparsed, replies]
         "simulate": [0, 0],
         "repair": [0, 0],
+        "repair_repeats": 0,  # of the repair failures: the attempted program again, without #SUBMIT
         "prompt_too_long": 0,
     }
     for event in events:
@@ -114,6 +116,7 @@ def _repair_turn(out: dict[str, Any], p: dict[str, Any]) -> None:
         return
     out["repair"][1] += 1
     out["repair"][0] += not p["submitted"] and p["code"] is None
+    out["repair_repeats"] += p.get("parse_error") == REPEATED
 
 
 def _run_finished(out: dict[str, Any], p: dict[str, Any]) -> None:
@@ -175,6 +178,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "error": error,
             "prompt_too_long": summary["prompt_too_long"],
             "parse": {stage: summary[stage] for stage in ("solve", "simulate", "repair")},
+            "repair_repeats": summary["repair_repeats"],
         }
 
     converted, unconverted = convert_items(items, to_problem)
@@ -204,6 +208,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         "changed": sum(r["changed"] for r in records),
         "mean_turns_used": sum(r["turns_used"] for r in records) / len(records) if records else 0.0,
         "no_code": sum(r["initial"]["code"] is None for r in records),
+        "repair_repeats": sum(r["repair_repeats"] for r in records),
         "prompt_too_long": sum(r["prompt_too_long"] > 0 for r in records),
         "tables": tables,
         "unconverted": unconverted,

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 OPENING = re.compile(r"\s*```\s*([\w+-]*)\s*$")
 SUBMIT = "#SUBMIT"
+REPEATED = "the reply repeats the attempted code without #SUBMIT"  # a repair parse error, counted apart
 AnswerForm = Literal["call", "stdout"]
 
 # Openers of an answer block and their closers; the last opener in the reply starts the answer.
@@ -336,7 +337,7 @@ def parse_repair(text: str, current_code: str) -> RepairParse:
     if SUBMIT in text:
         return RepairParse(submitted=True)
     if parsed.code is not None:  # repeated the same code without #SUBMIT: nothing changed
-        return RepairParse(submitted=False, error="the reply repeats the attempted code without #SUBMIT")
+        return RepairParse(submitted=False, error=REPEATED)
     return RepairParse(submitted=False, error=f"neither #SUBMIT nor a corrected program ({parsed.error})")
 
 

@@ -15,7 +15,8 @@
 # GRPO (execsim train rl) is not part of this recipe: on 2 cores a stage-1 step with 4 sampled
 # completions takes minutes, so the two hours go to SFT; see gpu-1.sh and cpu-smoke.sh.
 # Usage: training/recipes/cpu-2h.sh [OUT]   (default OUT: runs/cpu-2h; SFT_MINUTES=45; NARRATION=compact for
-# the shorter NLEX, docs/nlex.md; PROMOTE=0 to skip the promotion)
+# the shorter NLEX, docs/nlex.md; KINDS and MIX for train data's --kinds and --mix; PROMOTE=0 to skip the
+# promotion)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-runs/cpu-2h}
@@ -29,7 +30,7 @@ CURRENT=checkpoints/smollm2-135m-nlex
 SEED=${SEED:-2}  # the committed checkpoint's data used seed 0: new programs, not the same ones again
 [ -f "$OUT/synth/programs.jsonl" ] || $X train synth --out "$OUT/synth" --programs "${PROGRAMS:-4000}" --seed "$SEED"
 [ -f "$OUT/data/sft.jsonl" ] || $X train data --programs "$OUT/synth/programs.jsonl" --out "$OUT/data" \
-    --styles call,stdin --kinds simulate,repair,solve --mix simulate=0.6,repair=0.25,solve=0.15 \
+    --styles call,stdin --kinds "${KINDS:-simulate,repair,solve}" --mix "${MIX:-simulate=0.6,repair=0.25,solve=0.15}" \
     --submit-share 0.25 --max-completion-chars 1500 --rl-max-prompt-chars 2000 --seed "$SEED" \
     --narration "${NARRATION:-full}"
 [ -f "$OUT/eval/current/eval-results.json" ] || $X train evaluate --model "$DATA_DIR/models/smollm2-135m-nlex" \

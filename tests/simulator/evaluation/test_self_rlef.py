@@ -231,3 +231,21 @@ async def test_self_rlef_skips_items_it_cannot_convert_counts_them_and_goes_on(t
 
 def test_the_summary_handles_only_real_event_types() -> None:
     assert set(self_rlef.HANDLERS) <= set(EVENT_TYPES)  # a renamed event would silently count nothing
+
+
+def test_repair_failures_that_repeat_the_attempt_are_counted_apart() -> None:
+    from simulator.prompts.parsing import REPEATED, parse_repair
+
+    attempt = "def f(x):\n    return x\n"
+    turns = [
+        parse_repair(f"```python\n{attempt}```", attempt),  # the same program again
+        parse_repair("I am not sure.", attempt),  # neither #SUBMIT nor code
+        parse_repair("```#SUBMIT```", attempt),
+    ]
+    assert turns[0].error == REPEATED
+    events = [
+        {"type": "repair_turn", "payload": {"submitted": t.submitted, "code": t.code, "parse_error": t.error}}
+        for t in turns
+    ]
+    summary = self_rlef.summarize_events(events)
+    assert summary["repair"] == [2, 3] and summary["repair_repeats"] == 1
