@@ -14,7 +14,8 @@ Two sources of answers:
 - ``own_solve_examples``: a served model's own solutions (rejection sampling: the model is asked the
   same request the pipeline sends, and the first of its replies that passes every test is kept).
   Trained on, these keep the model's own way of writing code rather than the synthesiser's (issue 12:
-  the synthesised answers went with a loss on MBPP, docs/results.md).
+  the synthesised answers went with a loss on MBPP, docs/results.md). The 135M base model solves none
+  of these problems (0 of 512 replies, issue 12 section 10), so they need a stronger model.
 
 Both keep the base model's ability to write code while it learns to simulate (SFT on narrations alone
 taught the solve prompt to narrate).
