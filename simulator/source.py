@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import ast
 import json
+import threading
 from typing import Any
 
 TOO_DEEP = "too deeply nested or too long for Python's parser"
 TOO_DEEP_JSON = "too deeply nested"
+# CPython 3.11's AST conversion keeps its recursion depth in state shared by all threads, so two threads
+# parsing at once can fail with "SystemError: AST constructor recursion depth mismatch" (CPython
+# gh-106905; the sandbox pool checks programs from a thread pool). Parsing is quick; one at a time.
+_PARSE_LOCK = threading.Lock()
 
 
 def parse_python(source: str, *, mode: str = "exec", filename: str = "<input>") -> ast.AST:
     """``ast.parse``; input too deeply nested for the parser is a ``SyntaxError`` whose ``msg`` says so."""
     try:
-        return ast.parse(source, filename=filename, mode=mode)
+        with _PARSE_LOCK:
+            return ast.parse(source, filename=filename, mode=mode)
     except (RecursionError, MemoryError):
         raise SyntaxError(TOO_DEEP, (filename, 1, 0, None)) from None
 

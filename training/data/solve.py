@@ -24,28 +24,17 @@ taught the solve prompt to narrate).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from simulator.execution import RunPrograms
 from simulator.prompts import solve
 from training.data.problems import Checked, run_tests
 from training.execution import run_programs
 
+if TYPE_CHECKING:
+    from training.synth.sampler import ServedModel
+
 OWN_SOURCE = "own solution"
-
-
-class ChatModel(Protocol):
-    name: str
-
-    def chat(
-        self,
-        conversations: list[list[dict[str, str]]],
-        *,
-        n: int,
-        temperature: float,
-        max_tokens: int,
-        stop: tuple[str, ...] = (),
-    ) -> list[list[str]]: ...
 
 
 def solve_completion(code: str) -> str:
@@ -63,7 +52,7 @@ def solve_examples(checked: Sequence[Checked]) -> list[dict[str, Any]]:
 
 def own_solve_examples(
     checked: Sequence[Checked],
-    model: ChatModel,
+    model: ServedModel,
     *,
     samples: int = 4,
     temperature: float = 0.8,
