@@ -379,6 +379,8 @@ class _SimulatePrinter(_RichPrinter):
     def _simulation_done(self, event: Event) -> None:
         p = event.payload
         self.out.print()
+        if p.get("forced"):
+            self.out.print("[yellow]the narration used its whole budget: the answer was asked for at once[/]")
         if p["parse_error"]:
             self.out.print(f"[red]sample {p['sample']}: {escape(p['parse_error'])}[/]")
         else:

@@ -3,7 +3,8 @@
 Three prompts: ``direct`` (answer at once, CRUXEval's [PYTHON]/[ANSWER] format, one worked example
 given as an earlier chat turn), ``nlex`` (first narrate the execution step by step, then answer) and
 ``simulate`` (the app's own simulate request with its token budget: what the served model is asked
-on every public test, so the figure is the app's).
+on every public test, so the figure is the app's; a narration cut by the budget is finished as the
+app finishes it, its answer asked for at once: ``finish_simulations``).
 Each item gets ``n`` samples in one request (``n=`` in the API); pass@1 and pass@k use the unbiased
 estimator.
 """
@@ -18,6 +19,7 @@ from typing import Any
 from simulator.benchmarks import read_jsonl
 from simulator.evaluation.harness import Context, TaskResult
 from simulator.evaluation.metrics import estimate_pass_at_k, wilson
+from simulator.evaluation.requests import Reply, RequestRejected
 from simulator.evaluation.scoring import answer_found, cruxeval_passes, extract_answer
 from simulator.execution import run as sandbox_run
 from simulator.execution.program import Program
@@ -82,22 +84,58 @@ def _verifier(item: dict[str, Any]) -> Callable[[str], Verification]:
     return lambda text: verify_result(text, result, program)
 
 
+async def finish_simulations(
+    ctx: Context, item: str, asked: list[dict[str, str]], params: dict[str, Any], reply: Reply, call: str
+) -> list[tuple[str, bool]]:
+    """Each sample of a simulate ``reply`` as the pipeline finishes it (``simulate.answer_prefill``):
+    a narration the token budget cut before its answer gets that answer asked for at once, in a
+    request of its own, sampled as ``params`` (the simulate request's) say. Returns (whole text,
+    whether it was forced) per sample."""
+    params = {**params, "n": 1, "max_tokens": simulate.ANSWER_TOKENS}
+
+    async def one(index: int, text: str, reason: str | None) -> tuple[str, bool]:
+        prefill = simulate.answer_prefill(text, call) if reason == "length" else None
+        if prefill is None:
+            return text, False
+        forced = [*asked, {"role": "assistant", "content": prefill}]
+        try:
+            answer = await ctx.requester.chat(f"{item}/answer{index}", forced, params)
+        except RequestRejected:  # no room left in the context: the reply stays without an answer
+            return prefill, True
+        return prefill + answer.texts[0], True
+
+    reasons = reply.finish_reasons or [None] * len(reply.texts)
+    jobs = [one(i, text, reason) for i, (text, reason) in enumerate(zip(reply.texts, reasons, strict=True))]
+    return list(await asyncio.gather(*jobs))
+
+
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     params = ctx.sampling(max_tokens=MAX_TOKENS[ctx.settings.prompt])
     params["stop"] = list(simulate.CALL_STOP)
 
     async def one(item: dict[str, Any]) -> dict[str, Any]:
-        reply = await ctx.requester.chat(
-            item["id"], messages(item["code"], f"f({item['input']})", ctx.settings.prompt), params
-        )
+        call = f"f({item['input']})"
+        asked = messages(item["code"], call, ctx.settings.prompt)
+        reply = await ctx.requester.chat(item["id"], asked, params)
+        cut = [reason == "length" for reason in reply.finish_reasons or [None] * len(reply.texts)]
+        finished = [(text, False) for text in reply.texts]
+        if ctx.settings.prompt == SIMULATE:
+            finished = await finish_simulations(ctx, item["id"], asked, params, reply, call)
         samples = []
         checked = await asyncio.to_thread(_verifier, item) if ctx.settings.prompt != "direct" else None
-        for text in reply.texts:
+        for (text, was_forced), was_cut in zip(finished, cut, strict=True):
             answer = extract_answer(text)
             passed = await asyncio.to_thread(
                 cruxeval_passes, item["code"], item["input"], item["output"], answer
             )
-            sample = {"text": text, "answer": answer, "passed": passed, "parsed": answer_found(text)}
+            sample = {
+                "text": text,
+                "answer": answer,
+                "passed": passed,
+                "parsed": answer_found(text),
+                "cut": was_cut,
+                "forced": was_forced,
+            }
             if checked is not None:  # the one verifier's label of the narration: agrees/diverges/unverified
                 sample["verification"] = checked(text).label
             samples.append(sample)
@@ -114,6 +152,9 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     metrics = {f"pass@{k}": estimate_pass_at_k(counts, k) for k in ctx.ks()}
     samples = [s for r in records for s in r["samples"]]
     unparsed = sum(not s["parsed"] for s in samples)
+    metrics["cut by the token budget"] = wilson(sum(s["cut"] for s in samples), len(samples))
+    if ctx.settings.prompt == SIMULATE:
+        metrics["answer forced"] = wilson(sum(s["forced"] for s in samples), len(samples))
     labels = [s["verification"] for s in samples if "verification" in s]
     if labels:  # NLEX prompt: how often the narration holds up against the real run, claim by claim
         for label in ("agrees", "diverges", "unverified"):

@@ -12,7 +12,7 @@ turn t the program after t repairs:
 - ``candidate_delta``   {candidate, text}                 streamed text of candidate i
 - ``candidate_done``    {candidate, text, code, parse_error, tokens, finish_reason}
 - ``simulation_delta``  {candidate, test, turn, sample, text}   streamed NLEX
-- ``simulation_done``   {candidate, test, turn, sample, text, predicted, parse_error, tokens}
+- ``simulation_done``   {candidate, test, turn, sample, text, predicted, parse_error, tokens, forced}
 - ``verdict``           {candidate, test, turn, expected, source: simulated|real, simulated, match,
                          votes?, real?}
 - ``selected``          {candidate, scores, tied, seed, reason}

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from simulator.execution.program import Program
-from simulator.llm.client import ChatClient, ChatResult, ModelInfo
+from simulator.llm.client import ChatClient, ChatResult, Choice, ModelInfo
 from simulator.llm.errors import (
     LLMError,
     LLMRejected,
@@ -212,6 +212,7 @@ class Job:
         *,
         n: int,
         stop: Sequence[str] | None = None,
+        max_tokens: int | None = None,
         on_delta: Callable[[int, str], None],
     ) -> ChatResult:
         self.requests += 1
@@ -222,7 +223,7 @@ class Job:
                 n=n,
                 temperature=self.settings.temperature,
                 top_p=self.settings.top_p,
-                max_tokens=self.settings.max_tokens,
+                max_tokens=max_tokens or self.settings.max_tokens,
                 stop=stop,
                 model=self.model,
                 on_delta=deltas.add,
@@ -261,27 +262,60 @@ class Job:
                     tokens=0,
                 )
             return [None] * n, [""] * n
-        predictions: list[str | None] = []
-        for choice in result.choices:
-            parsed = (
-                parse_call_answer(choice.text, call or "")
-                if kind == "call"
-                else parse_stdin_answer(choice.text)
+        answers = await asyncio.gather(
+            *(
+                self.finish(messages, choice, stop, call if kind == "call" else None, on_delta)
+                for choice in result.choices
             )
+        )
+        predictions: list[str | None] = []
+        for choice, (text, tokens, forced) in zip(result.choices, answers, strict=True):
+            parsed = parse_call_answer(text, call or "") if kind == "call" else parse_stdin_answer(text)
             error = parsed.error
-            if error and choice.finish_reason == "length":
+            if error and forced:
+                error += " (the narration hit the token budget; the answer was then asked for at once)"
+            elif error and choice.finish_reason == "length":
                 error += " (the reply hit the token budget)"
             self.emit(
                 "simulation_done",
                 **labels,
                 sample=choice.index,
-                text=choice.text,
+                text=text,
                 predicted=parsed.predicted,
                 parse_error=error,
-                tokens=choice.deltas,
+                tokens=tokens,
+                forced=forced,
             )
             predictions.append(parsed.predicted)
-        return predictions, [c.text for c in result.choices]
+        return predictions, [text for text, _, _ in answers]
+
+    async def finish(
+        self,
+        messages: list[dict[str, str]],
+        choice: Choice,
+        stop: Sequence[str],
+        call: str | None,
+        on_delta: Callable[[int, str], None],
+    ) -> tuple[str, int, bool]:
+        """A simulation's whole reply, its tokens and whether its answer was forced: a narration cut
+        by the token budget before its answer is closed and the answer asked for at once
+        (``simulate.answer_prefill``), streamed on as more of the same sample."""
+        prefill = simulate.answer_prefill(choice.text, call) if choice.finish_reason == "length" else None
+        if prefill is None:
+            return choice.text, choice.deltas, False
+        on_delta(choice.index, prefill[len(choice.text) :])
+        try:
+            result = await self.chat(
+                [*messages, {"role": "assistant", "content": prefill}],
+                n=1,
+                stop=stop,
+                max_tokens=simulate.ANSWER_TOKENS,
+                on_delta=lambda _, text: on_delta(choice.index, text),
+            )
+        except PromptTooLong:  # no room left in the context for an answer: the reply stays cut
+            return prefill, choice.deltas, True
+        answer = result.choices[0]
+        return prefill + answer.text, choice.deltas + answer.deltas, True
 
     def totals(self) -> dict[str, Any]:
         return {

@@ -6,17 +6,23 @@ the predicted output, without running anything.
 - stdin/stdout programs: the same ``[PYTHON]`` block plus ``<input>``, answered by
   ``[THOUGHT] ... [/THOUGHT] <output> ... </output>`` (stop string ``</output>``), as in the
   Self-Execution Simulation paper's output-prediction environment.
+
+A narration that runs out of its token budget before the answer (a small model's repetitions, mostly)
+is closed and the answer asked for at once: ``answer_prefill`` is that reply so far plus the end of
+the thought and the start of the answer, sent back as a prefilled assistant turn with a budget of
+``ANSWER_TOKENS`` (budget forcing). A reply cut by the limit otherwise predicts nothing at all.
 """
 
 from __future__ import annotations
 
-VERSION = "simulate-v1"
+VERSION = "simulate-v2"  # v2: a narration cut by the budget gets its answer asked for (answer_prefill)
 SYSTEM = (
     "You simulate Python programs step by step in your head, without running them, "
     "and report the exact result."
 )
 CALL_STOP = ("[/ANSWER]",)
 STDIN_STOP = ("</output>",)
+ANSWER_TOKENS = 128  # the forced answer's budget: a literal, not a second narration
 
 _CALL_INSTRUCTION = (
     "Execute the program step by step and complete the assertion with the literal value it returns. "
@@ -64,3 +70,14 @@ def _messages(example: str, answer: str, user: str) -> list[dict[str, str]]:
         {"role": "assistant", "content": answer},
         {"role": "user", "content": user},
     ]
+
+
+def answer_prefill(text: str, call: str | None) -> str | None:
+    """The prefilled reply that asks at once for the answer a cut-off narration ``text`` never gave:
+    the narration, ``[/THOUGHT]`` where it is missing, then ``[ANSWER] assert call ==`` (``call``
+    given) or ``<output>``. None when the reply had already begun its answer."""
+    opener = "[ANSWER]" if call is not None else "<output>"
+    if opener in text:
+        return None
+    prefill = text if "[/THOUGHT]" in text else text + ("" if text.endswith("\n") else "\n") + "[/THOUGHT]"
+    return prefill + (f"\n[ANSWER]\nassert {call} ==" if call is not None else "\n<output>\n")

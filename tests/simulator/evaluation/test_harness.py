@@ -180,6 +180,38 @@ async def test_cruxeval_simulate_sends_the_apps_simulate_request_with_its_budget
     assert record["items"][0]["samples"][0]["verification"] == "agrees"
 
 
+LOOPING = "[THOUGHT]\n" + "Line 2: the condition holds.\n" * 200  # past the 512-token budget
+
+
+@pytest.mark.asyncio
+async def test_cruxeval_simulate_asks_for_the_answer_a_cut_narration_never_gave(tmp_path: Path) -> None:
+    """As the app does: a narration that runs out of its budget is closed and the answer asked for in
+    a second, prefilled request; the figures count both the cut and the forced replies."""
+    data = write_jsonl(tmp_path / "crux.jsonl", CRUX[:1])
+    bodies: list[dict[str, Any]] = []
+
+    def respond(body: dict[str, Any]) -> str:
+        bodies.append(body)
+        if body["messages"][-1]["role"] == "assistant":
+            return " 6\n[/ANSWER]"
+        return LOOPING
+
+    settings = EvalSettings(task="cruxeval-o", data=data, out=tmp_path / "out", prompt="simulate")
+    record = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(FakeModelServer(respond)))
+
+    first, forced = bodies
+    prefill = forced["messages"][-1]["content"]
+    assert forced["messages"][:-1] == first["messages"]
+    cut_at = 4 * first["max_tokens"]  # the double's tokens are 4 characters
+    assert prefill == LOOPING[:cut_at] + "\n[/THOUGHT]\n[ANSWER]\nassert f(3) =="
+    assert forced["continue_final_message"] is True and forced["max_tokens"] == simulate.ANSWER_TOKENS
+    (sample,) = record["items"][0]["samples"]
+    assert sample["cut"] and sample["forced"] and sample["passed"] and sample["answer"] == "6"
+    assert record["metrics"]["cut by the token budget"]["value"] == 1.0
+    assert record["metrics"]["answer forced"]["value"] == 1.0
+    assert record["metrics"]["pass@1"]["value"] == 1.0
+
+
 def _sim_question(body: dict[str, Any]) -> tuple[str, str]:
     question = body["messages"][-1]["content"]
     code, rest = question.split("[PYTHON]\n", 1)[1].rsplit("\nassert ", 1)

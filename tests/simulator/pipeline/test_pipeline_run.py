@@ -15,6 +15,7 @@ from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
 from simulator.pipeline import EVENT_TYPES, FINAL_TYPES, Event, RunSettings, run
 from simulator.problem import Problem
+from simulator.prompts import simulate
 from tests.simulator.pipeline.pipeline_doubles import (
     DOUBLE_PROBLEM,
     RIGHT,
@@ -107,7 +108,7 @@ def test_run_started_records_provenance(data_dir) -> None:
     started = run_script(script, k=2, turns=0, seed=11, temperature=0.5)[0].payload
     prov = started["provenance"]
     assert prov["model"] == "fake-model" and prov["weights_sha256"] == "abc123"
-    assert prov["prompts"] == {"solve": "solve-v3", "simulate": "simulate-v1", "repair": "repair-v1"}
+    assert prov["prompts"] == {"solve": "solve-v3", "simulate": "simulate-v2", "repair": "repair-v1"}
     assert prov["sampling"]["temperature"] == 0.5 and prov["seed"] == 11
     assert prov["code_version"] != ""
     assert started["settings"]["seed"] == 11 and started["problem"]["title"] == "Double"
@@ -241,6 +242,34 @@ def test_real_mode_records_real_outputs_and_divergences() -> None:
     ]
     assert all(x["verification"]["first_divergence"]["actual"] == "2" for x in executions if x["public"])
     assert executor.checked and executor.checked[0].startswith("[THOUGHT]")
+
+
+def test_a_narration_cut_by_its_budget_gets_its_answer_asked_for_and_streamed_on() -> None:
+    looping = "[THOUGHT]\n" + "Line 2: `print(2 * n)`; the loop goes on.\n" * 100  # past 512 tokens
+
+    def responder(body: dict[str, Any]) -> str:
+        messages = body["messages"]
+        if messages[-1]["role"] == "assistant" and messages[-1]["content"].endswith("<output>\n"):
+            assert body["max_tokens"] == simulate.ANSWER_TOKENS
+            user = messages[-2]["content"]
+            return "4\n</output>" if "<input>\n2\n" in user else "11\n</output>"
+        return RIGHT if messages[-1]["role"] == "assistant" else looping  # solve (prefilled), simulate
+
+    events = run_script(responder, k=1, turns=0, seed=0)
+    assert events[-1].type == "run_finished"
+    done = of_type(events, "simulation_done")
+    assert [e.payload["forced"] for e in done] == [True, True]
+    assert sorted(e.payload["predicted"] for e in done) == ["11\n", "4\n"]
+    for event in done:  # what streamed is the whole reply: the narration, the closing, the answer
+        p = event.payload
+        streamed = "".join(
+            e.payload["text"]
+            for e in of_type(events, "simulation_delta")
+            if (e.payload["test"], e.payload["sample"]) == (p["test"], p["sample"])
+        )
+        assert streamed == p["text"] and "\n[/THOUGHT]\n<output>\n" in p["text"]
+        assert p["tokens"] > 512 and not p["parse_error"]
+    assert sorted(e.payload["match"] for e in of_type(events, "verdict")) == [False, True]
 
 
 def test_call_problems_compare_python_literals() -> None:

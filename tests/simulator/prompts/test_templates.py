@@ -49,6 +49,17 @@ def test_simulate_stdin_shows_the_input() -> None:
     assert "<output>" in last
 
 
+def test_a_cut_narration_is_closed_and_its_answer_opened() -> None:
+    looping = "[THOUGHT]\nLine 3: the condition holds.\nLine 3: the condition ho"
+    assert simulate.answer_prefill(looping, "f(3)") == looping + "\n[/THOUGHT]\n[ANSWER]\nassert f(3) =="
+    closed = "[THOUGHT] f returns 6. [/THOUGHT]\n"  # the thought ended, the answer never began
+    assert simulate.answer_prefill(closed, "f(3)") == closed + "\n[ANSWER]\nassert f(3) =="
+    assert simulate.answer_prefill("[THOUGHT] n = 3\n", None) == "[THOUGHT] n = 3\n[/THOUGHT]\n<output>\n"
+    # an answer already begun and cut is left as it is: nothing would be gained by asking again
+    assert simulate.answer_prefill("[THOUGHT] x [/THOUGHT] [ANSWER] assert f(3) == [1, 2, ", "f(3)") is None
+    assert simulate.answer_prefill("[THOUGHT] x [/THOUGHT]\n<output>\n1\n2\n", None) is None
+
+
 def test_repair_is_the_papers_feedback_prompt() -> None:
     feedback = [repair.Feedback("twice(2)", "4", "5"), repair.Feedback("twice(0)", "0", None)]
     text = repair.messages(CALL, "def twice(x):\n    return x + 3\n", feedback)[-1]["content"]
