@@ -5,9 +5,10 @@
 
 This is the step between training and export: it starts ``execsim model serve``'s server
 (``simulator.llm.server.ModelServer``) on the folder, runs the same harness as ``execsim eval``
-(CRUXEval-O with the app's simulate request, MBPP pass@1 with its solve request; greedy), stops the
-server, and writes ``eval-results.json``: one row per figure in the shape the export manifest requires
-(``benchmark, metric, value, n, low, high`` and ``model``, the variant measured). With ``--baseline``
+(CRUXEval-O with the app's simulate request as it sends it by default, MBPP pass@1 with its solve
+request; greedy), stops the server, and writes ``eval-results.json``: one row per figure in the
+shape the export manifest requires (``benchmark, metric, value, n, low, high`` and ``model``, the
+variant measured). With ``--baseline``
 (an earlier ``train evaluate`` output, e.g. of the base model) it adds the baseline's rows and the
 paired difference per task (``simulator.evaluation.paired``). Each task's output folder keeps its
 request cache, so a rerun sends nothing it already has.
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.evaluation import TASKS as TASK_MODULES
+from simulator.evaluation import cruxeval
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.evaluation.paired import compare
 from simulator.llm.client import ChatClient
@@ -32,7 +34,7 @@ from training.paths import benchmarks_dir
 
 # task -> (benchmark file under the benchmark folder, prompt, headline metric label)
 TASKS = {
-    "cruxeval-o": ("cruxeval/dev.jsonl", "simulate", "pass@1 (simulate, greedy)"),
+    "cruxeval-o": ("cruxeval/dev.jsonl", cruxeval.APP_PROMPT, f"pass@1 ({cruxeval.APP_PROMPT}, greedy)"),
     "mbpp": ("mbpp/sanitized-dev.jsonl", "direct", "pass@1 (greedy)"),
 }
 RESULTS_FILE = "eval-results.json"

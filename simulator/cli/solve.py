@@ -56,6 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     solve.add_argument(
         "--sims", type=int, default=RunSettings.sims, help="simulations per test, majority vote"
     )
+    solve.add_argument(
+        "--narrate",
+        action="store_true",
+        help="narrate each simulation (NLEX) before its answer (default: the answer at once, which the "
+        "default model gets right more often, docs/results.md)",
+    )
     solve.add_argument("--oracle", action="store_true", help="select and repair by real execution instead")
     solve.add_argument("--real", action="store_true", help="also run the code for real and show divergences")
     _sampling(solve, temperature=RunSettings.temperature)
@@ -98,6 +104,7 @@ def _solve(args: argparse.Namespace) -> int:
     problem = _load_problem(args.problem)
     settings = _settings(
         k=args.k, turns=args.turns, sims=args.sims, oracle=args.oracle, real=args.real, seed=args.seed,
+        narrate=args.narrate,
         temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, model=args.model,
         concurrency=args.concurrency,
     )  # fmt: skip

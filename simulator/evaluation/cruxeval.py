@@ -1,10 +1,11 @@
 """CRUXEval-O: predict ``f(input)`` for a small Python function, scored by execution (see ``scoring``).
 
-Three prompts: ``direct`` (answer at once, CRUXEval's [PYTHON]/[ANSWER] format, one worked example
-given as an earlier chat turn), ``nlex`` (first narrate the execution step by step, then answer) and
+Four prompts: ``direct`` (answer at once, CRUXEval's [PYTHON]/[ANSWER] format, one worked example
+given as an earlier chat turn), ``nlex`` (first narrate the execution step by step, then answer),
 ``simulate`` (the app's own simulate request with its token budget: what the served model is asked
 on every public test, so the figure is the app's; a narration cut by the budget is finished as the
-app finishes it, its answer asked for at once: ``finish_simulations``).
+app finishes it, its answer asked for at once: ``app_texts``) and ``simulate-answer`` (the same
+request answered at once, as the app sends it by default).
 Each item gets ``n`` samples in one request (``n=`` in the API); pass@1 and pass@k use the unbiased
 estimator.
 """
@@ -27,7 +28,9 @@ from simulator.nlex.verify import Verification, verify_result
 from simulator.pipeline.settings import RunSettings
 from simulator.prompts import simulate
 
-SIMULATE = "simulate"
+SIMULATE = "simulate"  # the app's simulate request, narrated (RunSettings.narrate on)
+SIMULATE_ANSWER = "simulate-answer"  # the same request answered at once (narrate off, the default)
+APP_PROMPT = SIMULATE if RunSettings().narrate else SIMULATE_ANSWER  # what the app sends by default
 
 INSTRUCTION = {
     "direct": (
@@ -52,8 +55,13 @@ EXAMPLE_ANSWER = {
         "'b' + 'hihi' + 'a' = 'bhihia'.\n[/THOUGHT]\n[ANSWER]\nassert f('hi') == 'bhihia'\n[/ANSWER]"
     ),
 }
-MAX_TOKENS = {"direct": 128, "nlex": 1024, SIMULATE: RunSettings().max_tokens}
-PROMPTS = tuple(MAX_TOKENS)  # simulate: the app's own simulate request, as the pipeline sends it
+MAX_TOKENS = {
+    "direct": 128,
+    "nlex": 1024,
+    SIMULATE: RunSettings().max_tokens,
+    SIMULATE_ANSWER: simulate.ANSWER_TOKENS,
+}
+PROMPTS = tuple(MAX_TOKENS)
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -63,9 +71,13 @@ def load(path: Path) -> list[dict[str, Any]]:
 def messages(code: str, call: str, prompt: str) -> list[dict[str, str]]:
     """The chat messages asking for the value of ``call`` (e.g. ``f(1)``) after running ``code``: the
     instruction, one worked example as a previous turn, then the question; for ``simulate``, the
-    app's simulate request (``simulator.prompts.simulate``). Reused to simulate MBPP candidates."""
+    app's simulate request (``simulator.prompts.simulate``), and for ``simulate-answer`` the same
+    with the answer begun. Reused to simulate MBPP candidates."""
     if prompt == SIMULATE:
         return simulate.call_messages(code, call)
+    if prompt == SIMULATE_ANSWER:
+        prefill = {"role": "assistant", "content": simulate.answer_prefill(call)}
+        return [*simulate.call_messages(code, call), prefill]
 
     def question(source: str, expression: str) -> str:
         return f"[PYTHON]\n{source}\nassert {expression} == ??\n[/PYTHON]"
@@ -84,25 +96,28 @@ def _verifier(item: dict[str, Any]) -> Callable[[str], Verification]:
     return lambda text: verify_result(text, result, program)
 
 
-async def finish_simulations(
+async def app_texts(
     ctx: Context, item: str, asked: list[dict[str, str]], params: dict[str, Any], reply: Reply, call: str
 ) -> list[tuple[str, bool]]:
-    """Each sample of a simulate ``reply`` as the pipeline finishes it (``simulate.answer_prefill``):
-    a narration the token budget cut before its answer gets that answer asked for at once, in a
-    request of its own, sampled as ``params`` (the simulate request's) say. Returns (whole text,
-    whether it was forced) per sample."""
-    params = {**params, "n": 1, "max_tokens": simulate.ANSWER_TOKENS}
+    """Each sample of ``reply`` as the pipeline reads it, with whether its answer was forced: an
+    answer asked for at once is read after its prefill; a ``simulate`` narration that the token
+    budget cut before its answer gets the answer asked for at once, in a request of its own sampled
+    as ``params`` (the narration's) say, as ``simulator.pipeline.run`` does."""
+    if ctx.settings.prompt == SIMULATE_ANSWER:
+        return [(asked[-1]["content"] + text, False) for text in reply.texts]
+    if ctx.settings.prompt != SIMULATE:
+        return [(text, False) for text in reply.texts]
+    answer_params = {**params, "n": 1, "max_tokens": simulate.ANSWER_TOKENS}
+    answer_asked = [*asked, {"role": "assistant", "content": simulate.answer_prefill(call)}]
 
     async def one(index: int, text: str, reason: str | None) -> tuple[str, bool]:
-        prefill = simulate.answer_prefill(text, call) if reason == "length" else None
-        if prefill is None:
+        if reason != "length" or simulate.answered(text, call):
             return text, False
-        forced = [*asked, {"role": "assistant", "content": prefill}]
         try:
-            answer = await ctx.requester.chat(f"{item}/answer{index}", forced, params)
+            answer = await ctx.requester.chat(f"{item}/answer{index}", answer_asked, answer_params)
         except RequestRejected:  # no room left in the context: the reply stays without an answer
-            return prefill, True
-        return prefill + answer.texts[0], True
+            return text, False
+        return f"{text}\n{answer_asked[-1]['content']}{answer.texts[0]}", True
 
     reasons = reply.finish_reasons or [None] * len(reply.texts)
     jobs = [one(i, text, reason) for i, (text, reason) in enumerate(zip(reply.texts, reasons, strict=True))]
@@ -118,11 +133,10 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         asked = messages(item["code"], call, ctx.settings.prompt)
         reply = await ctx.requester.chat(item["id"], asked, params)
         cut = [reason == "length" for reason in reply.finish_reasons or [None] * len(reply.texts)]
-        finished = [(text, False) for text in reply.texts]
-        if ctx.settings.prompt == SIMULATE:
-            finished = await finish_simulations(ctx, item["id"], asked, params, reply, call)
+        finished = await app_texts(ctx, item["id"], asked, params, reply, call)
         samples = []
-        checked = await asyncio.to_thread(_verifier, item) if ctx.settings.prompt != "direct" else None
+        narrated = ctx.settings.prompt in ("nlex", SIMULATE)
+        checked = await asyncio.to_thread(_verifier, item) if narrated else None
         for (text, was_forced), was_cut in zip(finished, cut, strict=True):
             answer = extract_answer(text)
             passed = await asyncio.to_thread(

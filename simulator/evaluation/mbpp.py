@@ -132,12 +132,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         async def simulated_match(c: int, t: int, code: str, expr: str, expected: str) -> bool:
             messages = cruxeval.messages(code, expr, ctx.settings.prompt)
             sim = await ctx.requester.chat(f"{item_id}/c{c}/t{t}", messages, sim_params)
-            texts = sim.texts
-            if ctx.settings.prompt == cruxeval.SIMULATE:  # as the app finishes a cut narration
-                finished = await cruxeval.finish_simulations(
-                    ctx, f"{item_id}/c{c}/t{t}", messages, sim_params, sim, expr
-                )
-                texts = [text for text, _ in finished]
+            finished = await cruxeval.app_texts(ctx, f"{item_id}/c{c}/t{t}", messages, sim_params, sim, expr)
+            texts = [text for text, _ in finished]
             program = f"{_prelude(item)}\n{code}"
             found = [answer_found(text) for text in texts]
             sim_parsed.extend(found)

@@ -220,7 +220,8 @@ class PipelineScript:
 
     - ``solve``: the replies for the k candidates, in order (a list of n texts, or one repeated);
     - ``simulate(code, what)``: the reply to one simulation; ``what`` is the call (``f(1)``) for call
-      programs or the stdin text for stdin programs;
+      programs or the stdin text for stdin programs (to a request whose answer is prefilled, the
+      part of that reply after the prefill: ``continuation``);
     - ``repair``: replies for successive repair turns (the last one repeats); default ``#SUBMIT``.
 
     ``calls`` counts requests per kind.
@@ -250,9 +251,21 @@ class PipelineScript:
             turn = self.calls[kind] - 1
             return self.repair[min(turn, len(self.repair) - 1)]
         if kind.startswith("simulate"):
-            code, what = parse_simulate_prompt(messages[-1]["content"])
-            return [self.simulate(code, what) for _ in range(n)]
+            prefill = messages[-1]["content"] if messages[-1]["role"] == "assistant" else ""
+            question = messages[-2 if prefill else -1]["content"]
+            code, what = parse_simulate_prompt(question)
+            return [continuation(self.simulate(code, what), prefill) for _ in range(n)]
         raise AssertionError(f"the fake model got a prompt it does not know: {messages!r}")
+
+
+def continuation(reply: str, prefill: str) -> str:
+    """What a model that would have written the whole ``reply`` writes after ``prefill``: the text after
+    the prefill's last line (``assert f(1) ==``, ``<output>``) in it, else the whole reply."""
+    marker = prefill.rstrip("\n").rsplit("\n", 1)[-1]
+    if not marker or marker not in reply:
+        return reply
+    rest = reply.split(marker, 1)[1]
+    return rest[1:] if prefill.endswith("\n") and rest.startswith("\n") else rest
 
 
 def parse_simulate_prompt(user: str) -> tuple[str, str]:

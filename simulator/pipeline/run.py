@@ -234,22 +234,30 @@ class Job:
         return result
 
     async def simulate_samples(
-        self, code: str, kind: str, input: str, call: str | None, labels: dict[str, Any]
+        self, code: str, kind: str, input: str, call: str | None, labels: dict[str, Any], narrate: bool
     ) -> tuple[list[str | None], list[str]]:
         """``sims`` simulations of one program on one input (one request); emits simulation_delta and
-        simulation_done with ``labels``; returns the predictions (None on parse failure) and texts."""
+        simulation_done with ``labels``; returns the predictions (None on parse failure) and texts.
+        ``narrate``: an NLEX, then the answer; else the answer at once (``simulate.answer_prefill``)."""
         if kind == "call":
             assert call is not None
             messages, stop = simulate.call_messages(code, call), simulate.CALL_STOP
         else:
             messages, stop = simulate.stdin_messages(code, input), simulate.STDIN_STOP
+            call = None
         n = self.settings.sims
 
         def on_delta(sample: int, text: str) -> None:
             self.emit("simulation_delta", **labels, sample=sample, text=text)
 
         try:
-            result = await self.chat(messages, n=n, stop=stop, on_delta=on_delta)
+            if narrate:
+                result = await self.chat(messages, n=n, stop=stop, on_delta=on_delta)
+                replies = await asyncio.gather(
+                    *(self.finish(messages, choice, stop, call, on_delta) for choice in result.choices)
+                )
+            else:
+                replies = await self.answer(messages, range(n), stop, call, on_delta)
         except PromptTooLong as exc:
             for sample in range(n):
                 self.emit(
@@ -262,24 +270,18 @@ class Job:
                     tokens=0,
                 )
             return [None] * n, [""] * n
-        answers = await asyncio.gather(
-            *(
-                self.finish(messages, choice, stop, call if kind == "call" else None, on_delta)
-                for choice in result.choices
-            )
-        )
         predictions: list[str | None] = []
-        for choice, (text, tokens, forced) in zip(result.choices, answers, strict=True):
-            parsed = parse_call_answer(text, call or "") if kind == "call" else parse_stdin_answer(text)
+        for sample, (text, tokens, cut, forced) in enumerate(replies):
+            parsed = parse_call_answer(text, call) if call is not None else parse_stdin_answer(text)
             error = parsed.error
             if error and forced:
                 error += " (the narration hit the token budget; the answer was then asked for at once)"
-            elif error and choice.finish_reason == "length":
+            elif error and cut:
                 error += " (the reply hit the token budget)"
             self.emit(
                 "simulation_done",
                 **labels,
-                sample=choice.index,
+                sample=sample,
                 text=text,
                 predicted=parsed.predicted,
                 parse_error=error,
@@ -287,7 +289,37 @@ class Job:
                 forced=forced,
             )
             predictions.append(parsed.predicted)
-        return predictions, [text for text, _, _ in answers]
+        return predictions, [reply[0] for reply in replies]
+
+    async def answer(
+        self,
+        messages: list[dict[str, str]],
+        samples: Sequence[int],
+        stop: Sequence[str],
+        call: str | None,
+        on_delta: Callable[[int, str], None],
+        lead: str = "",
+    ) -> list[tuple[str, int, bool, bool]]:
+        """The answer at once (``simulate.answer_prefill``), one per sample: (text, tokens, cut,
+        forced=False) per sample. The prefill streams as the start of each reply (after ``lead``),
+        once the reply has begun."""
+        prefill = simulate.answer_prefill(call)
+        begun: set[int] = set()
+
+        def stream(index: int, text: str) -> None:
+            if index not in begun:
+                begun.add(index)
+                text = lead + prefill + text
+            on_delta(samples[index], text)
+
+        result = await self.chat(
+            [*messages, {"role": "assistant", "content": prefill}],
+            n=len(samples),
+            stop=stop,
+            max_tokens=simulate.ANSWER_TOKENS,
+            on_delta=stream,
+        )
+        return [(prefill + c.text, c.deltas, c.finish_reason == "length", False) for c in result.choices]
 
     async def finish(
         self,
@@ -296,26 +328,18 @@ class Job:
         stop: Sequence[str],
         call: str | None,
         on_delta: Callable[[int, str], None],
-    ) -> tuple[str, int, bool]:
-        """A simulation's whole reply, its tokens and whether its answer was forced: a narration cut
-        by the token budget before its answer is closed and the answer asked for at once
-        (``simulate.answer_prefill``), streamed on as more of the same sample."""
-        prefill = simulate.answer_prefill(choice.text, call) if choice.finish_reason == "length" else None
-        if prefill is None:
-            return choice.text, choice.deltas, False
-        on_delta(choice.index, prefill[len(choice.text) :])
+    ) -> tuple[str, int, bool, bool]:
+        """A narrated simulation as (text, tokens, cut, forced): a narration cut by the token budget
+        before its answer gets that answer asked for at once, in a request without the narration
+        (``answer``), its reply streamed on after it as more of the same sample."""
+        cut = choice.finish_reason == "length"
+        if not cut or simulate.answered(choice.text, call):
+            return choice.text, choice.deltas, cut, False
         try:
-            result = await self.chat(
-                [*messages, {"role": "assistant", "content": prefill}],
-                n=1,
-                stop=stop,
-                max_tokens=simulate.ANSWER_TOKENS,
-                on_delta=lambda _, text: on_delta(choice.index, text),
-            )
-        except PromptTooLong:  # no room left in the context for an answer: the reply stays cut
-            return prefill, choice.deltas, True
-        answer = result.choices[0]
-        return prefill + answer.text, choice.deltas + answer.deltas, True
+            ((text, tokens, _, _),) = await self.answer(messages, [choice.index], stop, call, on_delta, "\n")
+        except PromptTooLong:  # no room left in the context: the reply stays without an answer
+            return choice.text, choice.deltas, cut, False
+        return f"{choice.text}\n{text}", choice.deltas + tokens, cut, True
 
     def totals(self) -> dict[str, Any]:
         return {
@@ -457,7 +481,7 @@ class _SolveJob(Job):
         labels = {"candidate": candidate, "test": index, "turn": turn}
         async with self.limit:
             predictions, texts = await self.simulate_samples(
-                code, self.problem.kind, test.input, program.call, labels
+                code, self.problem.kind, test.input, program.call, labels, self.settings.narrate
             )
         winner, tally = majority(self.problem.kind, predictions)
         match = problem_matches(self.problem, test.output, winner)

@@ -30,14 +30,17 @@ class RunSettings:
     ``oracle`` drives selection and repair by real execution; ``real`` also runs the code for real and
     records where the simulation diverged. ``seed`` None draws one (recorded in the run).
 
-    Repair is off by default (``turns=0``): on the dev split it lowers the score of the default model
-    (docs/results.md, "Issue 12"); it comes back on when training makes it help."""
+    ``narrate``: each simulation narrates the run (NLEX) before its answer; off, the answer is asked
+    for at once (``simulate.answer_prefill``). Repair (``turns=0``) and narration are off by default:
+    on the dev split each lowers the score of the default model (docs/results.md, "Issue 12"); they
+    come back on when training makes them help. "Simulate my code" always narrates."""
 
     k: int = 4
     turns: int = 0
     sims: int = 1
     oracle: bool = False
     real: bool = False
+    narrate: bool = False
     seed: int | None = None
     temperature: float = 0.8
     top_p: float = 0.95
@@ -50,7 +53,7 @@ class RunSettings:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise SettingsError(name, f"must be an integer from {low} to {high}, not {value!r}")
-        for name in ("oracle", "real"):
+        for name in ("oracle", "real", "narrate"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(name, "must be true or false")
         if self.seed is not None and (

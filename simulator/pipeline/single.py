@@ -69,8 +69,8 @@ class _SimulationJob(Job):
         started = time.monotonic()
         self.stage("simulate", "started")
         labels = {"candidate": 0, "test": 0, "turn": 0}
-        predictions, texts = await self.simulate_samples(
-            program.code, kind, program.stdin or "", program.call, labels
+        predictions, texts = await self.simulate_samples(  # this mode is for the narration: always
+            program.code, kind, program.stdin or "", program.call, labels, narrate=True
         )
         predicted, tally = majority(kind, predictions)  # type: ignore[arg-type]
         nlex = next((t for t, p in zip(texts, predictions, strict=True) if p == predicted), texts[0])

@@ -20,6 +20,7 @@ def kind_of(messages: Sequence[dict[str, str]]) -> str | None:
         return "solve"
     if system == repair.SYSTEM:
         return "repair"
-    if system == simulate.SYSTEM:
-        return "simulate_call" if "[ANSWER]" in messages[-1].get("content", "") else "simulate_stdin"
+    if system == simulate.SYSTEM:  # the question is the last user turn (an answer may be prefilled)
+        question = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+        return "simulate_call" if "[ANSWER]" in question else "simulate_stdin"
     return None

@@ -7,22 +7,24 @@ the predicted output, without running anything.
   ``[THOUGHT] ... [/THOUGHT] <output> ... </output>`` (stop string ``</output>``), as in the
   Self-Execution Simulation paper's output-prediction environment.
 
-A narration that runs out of its token budget before the answer (a small model's repetitions, mostly)
-is closed and the answer asked for at once: ``answer_prefill`` is that reply so far plus the end of
-the thought and the start of the answer, sent back as a prefilled assistant turn with a budget of
-``ANSWER_TOKENS`` (budget forcing). A reply cut by the limit otherwise predicts nothing at all.
+The answer can also be asked for at once, without a narration: ``answer_prefill`` is a reply whose
+thought is empty and whose answer has begun, sent as a prefilled assistant turn with a budget of
+``ANSWER_TOKENS``. The pipeline does so when ``RunSettings.narrate`` is off (its default: the
+default model predicts better that way, docs/results.md, Issue 12) and for a narration that ran out
+of its budget before its answer (a small model's repetitions, mostly), which would otherwise predict
+nothing; the looping narration is left out of that request (it makes the answer worse).
 """
 
 from __future__ import annotations
 
-VERSION = "simulate-v2"  # v2: a narration cut by the budget gets its answer asked for (answer_prefill)
+VERSION = "simulate-v2"  # v2: the answer asked for at once (answer_prefill), unless narrating
 SYSTEM = (
     "You simulate Python programs step by step in your head, without running them, "
     "and report the exact result."
 )
 CALL_STOP = ("[/ANSWER]",)
 STDIN_STOP = ("</output>",)
-ANSWER_TOKENS = 128  # the forced answer's budget: a literal, not a second narration
+ANSWER_TOKENS = 128  # an answer asked for at once: a literal, not a narration
 
 _CALL_INSTRUCTION = (
     "Execute the program step by step and complete the assertion with the literal value it returns. "
@@ -72,12 +74,13 @@ def _messages(example: str, answer: str, user: str) -> list[dict[str, str]]:
     ]
 
 
-def answer_prefill(text: str, call: str | None) -> str | None:
-    """The prefilled reply that asks at once for the answer a cut-off narration ``text`` never gave:
-    the narration, ``[/THOUGHT]`` where it is missing, then ``[ANSWER] assert call ==`` (``call``
-    given) or ``<output>``. None when the reply had already begun its answer."""
-    opener = "[ANSWER]" if call is not None else "<output>"
-    if opener in text:
-        return None
-    prefill = text if "[/THOUGHT]" in text else text + ("" if text.endswith("\n") else "\n") + "[/THOUGHT]"
-    return prefill + (f"\n[ANSWER]\nassert {call} ==" if call is not None else "\n<output>\n")
+def answer_prefill(call: str | None) -> str:
+    """The start of a reply that answers at once: an empty thought, then ``[ANSWER] assert call ==``
+    (``call`` given) or ``<output>``; the model writes the value."""
+    opener = f"[ANSWER]\nassert {call} ==" if call is not None else "<output>\n"
+    return f"[THOUGHT]\n[/THOUGHT]\n{opener}"
+
+
+def answered(text: str, call: str | None) -> bool:
+    """Whether a reply has begun its answer (then a cut reply is left as it is)."""
+    return ("[ANSWER]" if call is not None else "<output>") in text

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from simulator.evaluation import cruxeval
 from simulator.llm.testing import FakeModelServer
 from training.evaluate import EvalRunConfig, evaluate_model
 from training.paths import benchmarks_dir
@@ -28,7 +29,7 @@ def responder(right: set[int]):
     order = list(golds)
 
     def reply(body: dict) -> str:
-        question = body["messages"][-1]["content"]
+        question = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
         code = question.split("[PYTHON]\n", 1)[1].rsplit("\nassert ", 1)[0].strip()
         args, gold = golds[code]
         answer = gold if order.index(code) in right else "'not it'"
@@ -63,7 +64,7 @@ def test_rows_carry_n_and_intervals_and_the_paired_difference(tmp_path) -> None:
     assert base_rows == [
         {
             "benchmark": "cruxeval-o",
-            "metric": "pass@1 (simulate, greedy)",
+            "metric": f"pass@1 ({cruxeval.APP_PROMPT}, greedy)",
             "model": "base",
             "value": pytest.approx(1 / 6),
             "n": 6,

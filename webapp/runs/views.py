@@ -81,6 +81,7 @@ def simulate(request: HttpRequest) -> HttpResponse:
                 "turns": 0,
                 "sims": 1,
                 "real": True,
+                "narrate": True,  # this mode shows the narration beside the real run
                 "model": data.get("model") or "",
                 "annotate": data.get("annotate", False),  # pasted code is private by default
                 "seed": random.SystemRandom().randrange(2**31),

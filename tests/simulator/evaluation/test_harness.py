@@ -185,31 +185,51 @@ LOOPING = "[THOUGHT]\n" + "Line 2: the condition holds.\n" * 200  # past the 512
 
 @pytest.mark.asyncio
 async def test_cruxeval_simulate_asks_for_the_answer_a_cut_narration_never_gave(tmp_path: Path) -> None:
-    """As the app does: a narration that runs out of its budget is closed and the answer asked for in
-    a second, prefilled request; the figures count both the cut and the forced replies."""
+    """As the app does: a narration that runs out of its budget gets its answer asked for at once, in
+    a second request without the narration; the figures count both the cut and the forced replies."""
     data = write_jsonl(tmp_path / "crux.jsonl", CRUX[:1])
     bodies: list[dict[str, Any]] = []
 
     def respond(body: dict[str, Any]) -> str:
         bodies.append(body)
-        if body["messages"][-1]["role"] == "assistant":
-            return " 6\n[/ANSWER]"
-        return LOOPING
+        return " 6\n[/ANSWER]" if body["messages"][-1]["role"] == "assistant" else LOOPING
 
     settings = EvalSettings(task="cruxeval-o", data=data, out=tmp_path / "out", prompt="simulate")
     record = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(FakeModelServer(respond)))
 
     first, forced = bodies
-    prefill = forced["messages"][-1]["content"]
-    assert forced["messages"][:-1] == first["messages"]
-    cut_at = 4 * first["max_tokens"]  # the double's tokens are 4 characters
-    assert prefill == LOOPING[:cut_at] + "\n[/THOUGHT]\n[ANSWER]\nassert f(3) =="
+    assert forced["messages"] == [
+        *first["messages"],
+        {"role": "assistant", "content": simulate.answer_prefill("f(3)")},
+    ]
     assert forced["continue_final_message"] is True and forced["max_tokens"] == simulate.ANSWER_TOKENS
     (sample,) = record["items"][0]["samples"]
     assert sample["cut"] and sample["forced"] and sample["passed"] and sample["answer"] == "6"
+    assert sample["text"].startswith(LOOPING[:100]) and sample["text"].endswith("assert f(3) == 6\n")
     assert record["metrics"]["cut by the token budget"]["value"] == 1.0
     assert record["metrics"]["answer forced"]["value"] == 1.0
     assert record["metrics"]["pass@1"]["value"] == 1.0
+
+
+@pytest.mark.asyncio
+async def test_cruxeval_simulate_answer_sends_the_request_answered_at_once(tmp_path: Path) -> None:
+    """``simulate-answer``, what the app sends by default: the simulate request with an empty thought
+    and the answer begun, a short budget; the reply is read after its prefill."""
+    data = write_jsonl(tmp_path / "crux.jsonl", CRUX[:2])
+    bodies: list[dict[str, Any]] = []
+
+    def respond(body: dict[str, Any]) -> str:
+        bodies.append(body)
+        return " 6\n[/ANSWER]"  # right for the first item, wrong for the second
+
+    settings = EvalSettings(task="cruxeval-o", data=data, out=tmp_path / "out", prompt="simulate-answer")
+    record = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(FakeModelServer(respond)))
+
+    assert bodies[0]["messages"][-1] == {"role": "assistant", "content": simulate.answer_prefill("f(3)")}
+    assert bodies[0]["max_tokens"] == simulate.ANSWER_TOKENS and bodies[0]["stop"] == list(simulate.CALL_STOP)
+    assert [item["correct"] for item in record["items"]] == [1, 0]
+    assert record["items"][0]["samples"][0]["answer"] == "6"
+    assert "verification" not in record["items"][0]["samples"][0]  # no narration to check
 
 
 def _sim_question(body: dict[str, Any]) -> tuple[str, str]:

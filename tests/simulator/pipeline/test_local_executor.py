@@ -35,7 +35,7 @@ def test_a_real_run_records_outputs_and_where_the_nlex_went_wrong(executor, monk
     async def main():
         async with make_client(FakeModelServer(script)) as client:
             problem = Problem.from_dict(DOUBLE_PROBLEM)
-            settings = RunSettings(k=1, turns=0, real=True, seed=0)
+            settings = RunSettings(k=1, turns=0, real=True, seed=0, narrate=True)
             return await collect(run(problem, settings, client, executor=executor))
 
     events = asyncio.run(main())

@@ -45,6 +45,11 @@ def data_dir(tmp_path, monkeypatch: pytest.MonkeyPatch):
     return tmp_path
 
 
+def question(body: dict[str, Any]) -> str:
+    """The last user message of a request (an answer may be prefilled after it)."""
+    return next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+
+
 def assert_well_formed(events: list[Event]) -> None:
     assert [e.seq for e in events] == list(range(len(events)))
     assert len({e.run_id for e in events}) == 1
@@ -255,7 +260,7 @@ def test_a_narration_cut_by_its_budget_gets_its_answer_asked_for_and_streamed_on
             return "4\n</output>" if "<input>\n2\n" in user else "11\n</output>"
         return RIGHT if messages[-1]["role"] == "assistant" else looping  # solve (prefilled), simulate
 
-    events = run_script(responder, k=1, turns=0, seed=0)
+    events = run_script(responder, k=1, turns=0, seed=0, narrate=True)
     assert events[-1].type == "run_finished"
     done = of_type(events, "simulation_done")
     assert [e.payload["forced"] for e in done] == [True, True]
@@ -281,7 +286,7 @@ def test_call_problems_compare_python_literals() -> None:
     server = FakeModelServer(script)
     events = run_script(script, problem=CALL_PROBLEM, k=1, turns=0, seed=0, server=server)
     assert [e.payload["match"] for e in of_type(events, "verdict")] == [True, True]
-    prompts = [body["messages"][-1]["content"] for body in server.requests]
+    prompts = [question(body) for body in server.requests]
     assert any("assert twice(4) == ??" in p for p in prompts)
 
 
@@ -295,7 +300,7 @@ def test_no_code_in_any_candidate_fails_the_run() -> None:
 
 def test_a_server_failure_mid_run_fails_it_cleanly() -> None:
     def responder(body: dict[str, Any]):
-        if "<input>" in body["messages"][-1]["content"]:
+        if "<input>" in question(body):
             raise ScriptedFailure(500, "engine crashed")
         return RIGHT
 
@@ -331,7 +336,7 @@ def test_an_unknown_model_fails_the_run() -> None:
 
 def test_a_simulation_prompt_that_does_not_fit_is_recorded_and_the_run_goes_on() -> None:
     def responder(body: dict[str, Any]):
-        if "<input>" in body["messages"][-1]["content"]:
+        if "<input>" in question(body):
             raise ScriptedFailure(400, "This model's maximum context length is 2048 tokens.")
         return RIGHT
 
@@ -443,7 +448,7 @@ def test_the_users_own_code_is_candidate_0_and_no_solution_is_asked_for() -> Non
     done = of_type(events, "candidate_done")
     assert len(done) == 1 and done[0].payload["given"] is True and done[0].payload["code"] == own + "\n"
     assert not of_type(events, "candidate_delta")
-    kinds = [b["messages"][-1]["content"] for b in server.requests]
+    kinds = [question(b) for b in server.requests]
     assert kinds and all("<input>" in k for k in kinds)  # simulate requests only, no solve request
     assert events[-1].type == "run_finished" and events[-1].payload["code"] == own + "\n"
     assert [x.payload["passed"] for x in of_type(events, "execution")] == [True, True, True]

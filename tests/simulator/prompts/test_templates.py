@@ -49,15 +49,14 @@ def test_simulate_stdin_shows_the_input() -> None:
     assert "<output>" in last
 
 
-def test_a_cut_narration_is_closed_and_its_answer_opened() -> None:
-    looping = "[THOUGHT]\nLine 3: the condition holds.\nLine 3: the condition ho"
-    assert simulate.answer_prefill(looping, "f(3)") == looping + "\n[/THOUGHT]\n[ANSWER]\nassert f(3) =="
-    closed = "[THOUGHT] f returns 6. [/THOUGHT]\n"  # the thought ended, the answer never began
-    assert simulate.answer_prefill(closed, "f(3)") == closed + "\n[ANSWER]\nassert f(3) =="
-    assert simulate.answer_prefill("[THOUGHT] n = 3\n", None) == "[THOUGHT] n = 3\n[/THOUGHT]\n<output>\n"
-    # an answer already begun and cut is left as it is: nothing would be gained by asking again
-    assert simulate.answer_prefill("[THOUGHT] x [/THOUGHT] [ANSWER] assert f(3) == [1, 2, ", "f(3)") is None
-    assert simulate.answer_prefill("[THOUGHT] x [/THOUGHT]\n<output>\n1\n2\n", None) is None
+def test_an_answer_asked_for_at_once_has_an_empty_thought_and_its_answer_begun() -> None:
+    assert simulate.answer_prefill("f(3)") == "[THOUGHT]\n[/THOUGHT]\n[ANSWER]\nassert f(3) =="
+    assert simulate.answer_prefill(None) == "[THOUGHT]\n[/THOUGHT]\n<output>\n"
+    # a cut reply whose answer had begun is left as it is: nothing would be gained by asking again
+    assert simulate.answered("[THOUGHT] x [/THOUGHT] [ANSWER] assert f(3) == [1, 2, ", "f(3)")
+    assert simulate.answered("[THOUGHT] x [/THOUGHT]\n<output>\n1\n2\n", None)
+    assert not simulate.answered("[THOUGHT]\nLine 3: the condition holds.\nLine 3: the cond", "f(3)")
+    assert not simulate.answered("[THOUGHT] [ANSWER] is a tag [/THOUGHT]", None)
 
 
 def test_repair_is_the_papers_feedback_prompt() -> None:

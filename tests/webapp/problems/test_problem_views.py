@@ -145,3 +145,17 @@ def test_repair_is_off_by_default_and_the_form_shows_its_measured_effect(client,
     assert 'name="turns" value="0"' in page
     assert "repair lowers the dev score" in page and "docs/results.md" in page
     assert "docs/results.md" in REPAIR_HELP
+
+
+def test_narration_is_off_by_default_the_form_shows_why_and_a_run_can_ask_for_it(client, alice, problem):
+    from webapp.runs.models import Run
+
+    client.force_login(alice)
+    page = client.get(f"/problems/{problem.pk}/").content.decode()
+    assert 'name="narrate"' in page and 'name="narrate" checked' not in page
+    assert "predicts outputs better when it answers at once" in page and "docs/results.md" in page
+    for checked, narrate in (({}, False), ({"narrate": "on"}, True)):
+        form = {"k": 1, "turns": 0, "sims": 1, "temperature": 0.8, **checked}
+        client.post(f"/problems/{problem.pk}/solve/", form)
+        run = Run.objects.filter(problem=problem).latest("created_at")
+        assert run.settings["narrate"] is narrate and run.pipeline_settings.narrate is narrate

@@ -22,6 +22,7 @@ def test_a_program_against_a_problem_is_a_solve_run_of_that_program(client, alic
     assert response["Location"] == f"/runs/{run.id}/"
     assert (run.kind, run.problem, run.code) == ("solve", problem, OWN)
     assert run.settings["k"] == 1 and run.settings["real"] is True and run.settings["max_tokens"] == 128
+    assert run.pipeline_settings.narrate is True  # this mode is for the narration beside the real run
     assert run.problem_snapshot["title"] == problem.title
 
 
