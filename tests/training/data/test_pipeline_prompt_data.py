@@ -229,7 +229,9 @@ def test_every_prompt_is_the_request_the_pipeline_sends():
     )
     requests = _pipeline_requests(item.problem, item.record.code, turns=1, oracle=True)
     assert {kind_of(r["messages"]): r["messages"] for r in requests}["repair"] == submit["messages"]
-    requests = _pipeline_requests(item.problem, item.record.code, turns=0)  # simulates the public test
+    # the narrated simulation of the public test (training teaches the narration; by default the app
+    # sends the same request with the answer prefilled after an empty thought)
+    requests = _pipeline_requests(item.problem, item.record.code, turns=0, narrate=True)
     simulate = next(r["messages"] for r in requests if kind_of(r["messages"]) == "simulate_call")
     example = sft_examples([item.record], styles=("call",))[0]  # the public test is the first input
     assert example["messages"] == simulate
