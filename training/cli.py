@@ -76,9 +76,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     data.add_argument(
         "--narration",
-        choices=("full", "compact"),
+        choices=("full", "compact", "none"),
         default="full",
-        help="NLEX style of the simulate completions (simulator.nlex.narrator.narrate; docs/nlex.md)",
+        help="NLEX style of the simulate completions (simulator.nlex.narrator.narrate; docs/nlex.md); "
+        "none: no narration, the answer at once, as the app's default simulate request asks",
     )
     data.add_argument(
         "--max-completion-chars",
@@ -361,6 +362,7 @@ def _data(args: argparse.Namespace) -> int:
         STYLES,
         BenchmarkDataRefused,
         annotation_examples,
+        answer_at_once,
         codegen_examples,
         refuse_benchmarks,
         rl_examples,
@@ -405,7 +407,7 @@ def _data(args: argparse.Namespace) -> int:
         if "simulate" in kinds:
             bar("simulate examples", 0, 1)
             limit = {"max_completion_chars": args.max_completion_chars} if args.max_completion_chars else {}
-            narration = partial(narrate, style=args.narration)
+            narration = answer_at_once if args.narration == "none" else partial(narrate, style=args.narration)
             built["simulate"] = sft_examples(records, styles=styles, narrate=narration, **limit)
             counts["sft_synth"] = len(built["simulate"])
             counts["narration"] = args.narration

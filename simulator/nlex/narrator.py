@@ -63,6 +63,12 @@ def narrate(trace: Trace, program: Program, style: str = "full") -> str:
     return _Narrator(trace, program, style=style).text()
 
 
+def answer(trace: Trace, program: Program) -> str:
+    """The answer a narration ends with, alone (``[ANSWER] ... [/ANSWER]`` or ``<output>...</output>``;
+    empty when the run gives none): what a reply that answers at once says after its empty thought."""
+    return _Narrator(trace, program).answer()
+
+
 def step_sentences(trace: Trace, program: Program) -> list[tuple[int, str]]:
     """(step index, sentence) for every executed line of every frame, in step order: a frame's call
     step has "f is called with ..."; the line that ran between two steps of a frame is told on the

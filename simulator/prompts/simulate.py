@@ -74,11 +74,14 @@ def _messages(example: str, answer: str, user: str) -> list[dict[str, str]]:
     ]
 
 
+EMPTY_THOUGHT = "[THOUGHT]\n[/THOUGHT]\n"  # how a reply that answers at once begins
+
+
 def answer_prefill(call: str | None) -> str:
     """The start of a reply that answers at once: an empty thought, then ``[ANSWER] assert call ==``
     (``call`` given) or ``<output>``; the model writes the value."""
     opener = f"[ANSWER]\nassert {call} ==" if call is not None else "<output>\n"
-    return f"[THOUGHT]\n[/THOUGHT]\n{opener}"
+    return EMPTY_THOUGHT + opener
 
 
 def answered(text: str, call: str | None) -> bool:

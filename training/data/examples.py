@@ -34,6 +34,7 @@ from typing import Any
 
 from simulator.execution.program import Program
 from simulator.execution.result import ExecutionResult
+from simulator.execution.trace import Trace
 from training.execution import trace_programs
 from training.paths import is_benchmark_path
 from training.synth.records import SynthRecord
@@ -64,6 +65,17 @@ def stdin_program(record: SynthRecord, args: str) -> Program:
 
 def call_program(record: SynthRecord, args: str) -> Program:
     return Program(code=record.code, call=f"{record.entry_point}({args})")
+
+
+def answer_at_once(trace: Trace, program: Program) -> str:
+    """The reply to the app's default simulate request (``RunSettings.narrate`` off): an empty thought
+    and the answer, which begins with the request's prefill (``simulate.answer_prefill``). Empty when
+    the run's answer does not take that form (a call that raises: the prefill asserts a value)."""
+    from simulator.nlex.narrator import answer
+    from simulator.prompts import simulate
+
+    reply = simulate.EMPTY_THOUGHT + answer(trace, program)
+    return reply if reply.startswith(simulate.answer_prefill(program.call)) else ""
 
 
 def sft_examples(
@@ -101,8 +113,10 @@ def sft_examples(
         else:
             messages = simulate.stdin_messages(program.code, program.stdin or "")
         completion = " " + narrate(result.trace, program).strip()
-        if len(completion) > max_completion_chars:
+        if not completion.strip() or len(completion) > max_completion_chars:
             continue
+        if completion.startswith(" " + simulate.EMPTY_THOUGHT):  # answered at once: prefilled, as sent
+            messages = [*messages, {"role": "assistant", "content": simulate.answer_prefill(program.call)}]
         examples.append(
             {
                 "kind": "simulate",

@@ -129,7 +129,9 @@ def card_markdown(card: dict[str, Any]) -> str:
         "",
         f"Seed {card['seed']}. Mix: {card['mix'] or 'every example built'}.",
     ]
-    if card.get("narration"):
+    if card.get("narration") == "none":
+        lines.append("Simulate completions: no narration, the answer at once (an empty thought).")
+    elif card.get("narration"):
         lines.append(f"Simulate completions: the {card['narration']} NLEX style (simulator.nlex.narrator).")
     lines += ["", "| kind | built | written | styles | source |", "|---|---|---|---|---|"]
     for kind, row in card["kinds"].items():

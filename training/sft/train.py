@@ -14,6 +14,7 @@ checkpoints and continue one with ``--resume`` (optimizer, scheduler and step co
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -48,23 +49,36 @@ class SFTRunConfig:
     init_adapter: str | None = None  # a LoRA adapter of ``model`` to continue training (training.runs)
 
 
-def to_dataset_rows(examples: list[dict[str, Any]], format: str) -> list[dict[str, Any]]:
-    """TRL prompt-completion rows. In chat format a prompt that ends with a prefilled assistant turn
-    (the solve request's opening fence) leaves it out: the completion is the whole assistant turn and
-    starts with it, so the chat template renders the same tokens the served request continues."""
+def to_dataset_rows(
+    examples: list[dict[str, Any]], format: str, tokenizer: Any = None
+) -> list[dict[str, Any]]:
+    """TRL rows. Text format: prompt/completion strings. Chat format: ``input_ids`` rendered by
+    ``tokenizer``'s chat template, exactly the tokens the served request and its reply make, and a
+    ``completion_mask`` on what the model writes. A prompt that ends with a prefilled assistant turn
+    (the solve request's opening fence, the answer asked for at once) is the request as sent: the
+    prefill is the prompt's, so the loss is on the rest of the turn only, and a model taught to answer
+    at once after the prefill is not taught to skip its narration when nothing is prefilled."""
     if format != "chat":
         return [{"prompt": e["prompt"], "completion": e["completion"]} for e in examples]
     rows = []
     for e in examples:
         prompt, completion = e["messages"], e["completion"].strip()
-        if prompt[-1]["role"] == "assistant":
-            if not completion.startswith(prompt[-1]["content"].strip()):
-                raise ValueError(
-                    f"an example's completion does not continue its prefill: {completion[:60]!r}"
-                )
-            prompt = prompt[:-1]
-        rows.append({"prompt": prompt, "completion": [{"role": "assistant", "content": completion}]})
+        prefilled = prompt[-1]["role"] == "assistant"
+        if prefilled and not completion.startswith(prompt[-1]["content"].strip()):
+            raise ValueError(f"an example's completion does not continue its prefill: {completion[:60]!r}")
+        asked = _render(
+            tokenizer, prompt, add_generation_prompt=not prefilled, continue_final_message=prefilled
+        )
+        turns = [*(prompt[:-1] if prefilled else prompt), {"role": "assistant", "content": completion}]
+        ids = _render(tokenizer, turns)
+        start = len(os.path.commonprefix([asked, ids]))  # where the two renderings part: the reply
+        rows.append({"input_ids": ids, "completion_mask": [0] * start + [1] * (len(ids) - start)})
     return rows
+
+
+def _render(tokenizer: Any, messages: list[dict[str, str]], **options: bool) -> list[int]:
+    text = tokenizer.apply_chat_template(messages, tokenize=False, **options)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
 def completion_loss(model: Any, tokenizer: Any, examples: list[dict[str, Any]], max_length: int) -> float:
@@ -143,7 +157,7 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
     trainer = SFTTrainer(
         model=model,
         args=args,
-        train_dataset=Dataset.from_list(to_dataset_rows(examples, config.format)),
+        train_dataset=Dataset.from_list(to_dataset_rows(examples, config.format, tokenizer)),
         processing_class=tokenizer,
         peft_config=peft_config,
         callbacks=[*(callbacks or []), before, *budget, history.callback()],

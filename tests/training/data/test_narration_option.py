@@ -1,5 +1,5 @@
-"""`execsim train data --narration full|compact`: the style reaches the SFT simulate completions and
-the data card records it (real sandbox)."""
+"""`execsim train data --narration full|compact|none`: the style reaches the SFT simulate completions
+and the data card records it (real sandbox)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,37 @@ def test_full_narration_is_the_default(tmp_path: Path) -> None:
     assert "Line 3: `for v in nums:` starts the loop; now v = 1." in row["completion"]
 
 
+def test_no_narration_answers_at_once_as_the_default_request_asks(tmp_path: Path) -> None:
+    from simulator.prompts import simulate
+
+    rows, card = build(tmp_path, "--narration", "none", "--styles", "call,stdin")
+    by_style = {row["style"]: row for row in rows}
+    assert card["narration"] == "none"
+    call, stdin = by_style["call"]["completion"].strip(), by_style["stdin"]["completion"].strip()
+    assert call == simulate.answer_prefill("f([1, 2, 3])") + " 6\n[/ANSWER]"
+    assert stdin == simulate.answer_prefill(None) + "6\n</output>"
+    assert "Line" not in call + stdin
+
+
+def test_no_narration_leaves_out_a_call_that_raises(tmp_path: Path) -> None:
+    from training.data.examples import answer_at_once, call_program
+    from training.execution import trace_programs
+
+    record = SynthRecord("p2", "rules", 1, {"level": 1}, "def f(x):\n    return 1 // x", io=[])
+    program = call_program(record, "0")
+    (result,) = trace_programs([program])
+    assert result.trace is not None and answer_at_once(result.trace, program) == ""
+
+
 def test_an_unknown_narration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         build(tmp_path, "--narration", "terse")
+
+
+def test_no_narration_examples_are_the_prefilled_request(tmp_path: Path) -> None:
+    from simulator.prompts import simulate
+
+    rows, _ = build(tmp_path, "--narration", "none")
+    (row,) = rows
+    assert row["messages"][-1] == {"role": "assistant", "content": simulate.answer_prefill("f([1, 2, 3])")}
+    assert row["messages"][:-1] == simulate.call_messages(CODE, "f([1, 2, 3])")

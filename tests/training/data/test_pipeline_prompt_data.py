@@ -296,12 +296,34 @@ def test_train_data_writes_every_kind_counts_them_and_uses_no_benchmark_program(
             assert fingerprint(code, abstract_constants=True) not in index
 
 
-def test_chat_rows_continue_the_prefilled_turn():
+def test_chat_rows_train_on_what_the_model_writes_after_the_prefill(tiny_model_dir):
+    from transformers import AutoTokenizer
+
     from training.sft.train import to_dataset_rows
 
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
     checked, _ = passing(records()[:1])
     (example,) = solve_examples(checked)
-    (row,) = to_dataset_rows([example], "chat")
-    assert row["prompt"] == example["messages"][:-1]  # the system and user turns
-    assert row["completion"] == [{"role": "assistant", "content": example["completion"]}]
-    assert row["completion"][0]["content"].startswith(example["messages"][-1]["content"])
+    (row,) = to_dataset_rows([example], "chat", tokenizer)
+    prefill = example["messages"][-1]["content"]
+    completion = example["completion"].strip()
+    assert completion.startswith(prefill)
+    whole = [*example["messages"][:-1], {"role": "assistant", "content": completion}]
+    assert tokenizer.decode(row["input_ids"]) == tokenizer.apply_chat_template(whole, tokenize=False)
+    start = row["completion_mask"].index(1)
+    assert set(row["completion_mask"][start:]) == {1}
+    asked = tokenizer.decode(row["input_ids"][:start])
+    assert asked.rstrip().endswith(prefill.strip())  # the prefill is the request's: no loss on it
+    assert tokenizer.decode(row["input_ids"][start:]).strip() == completion[len(prefill) :].strip()
+
+
+def test_chat_rows_without_a_prefill_train_on_the_whole_turn(tiny_model_dir):
+    from transformers import AutoTokenizer
+
+    from training.sft.train import to_dataset_rows
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    messages = [{"role": "user", "content": "What is 2 + 2?"}]
+    (row,) = to_dataset_rows([{"messages": messages, "completion": " 4, so: four."}], "chat", tokenizer)
+    start = row["completion_mask"].index(1)
+    assert tokenizer.decode(row["input_ids"][start:]).strip() == "4, so: four."

@@ -1,0 +1,54 @@
+"""Chat-format SFT (`train sft --format chat`) trains on the requests the pipeline sends, prefilled
+ones included (tiny random model, real TRL)."""
+
+from __future__ import annotations
+
+import math
+
+from simulator.prompts import simulate
+from training.data.examples import write_jsonl
+
+
+def test_chat_sft_trains_on_prefilled_and_open_requests(tiny_model_dir, tmp_path):
+    from training.sft.train import SFTRunConfig, run_sft
+
+    rows = []
+    for i in range(6):
+        call = f"f({i})"
+        messages = simulate.call_messages("def f(x):\n    return x * 3", call)
+        prefill = simulate.answer_prefill(call)
+        rows.append(
+            {
+                "kind": "simulate",
+                "prompt": messages[-1]["content"],
+                "messages": [*messages, {"role": "assistant", "content": prefill}],
+                "completion": f" {prefill} {i * 3}\n[/ANSWER]",
+            }
+        )
+        rows.append(
+            {
+                "kind": "simulate",
+                "prompt": messages[-1]["content"],
+                "messages": messages,
+                "completion": f" [THOUGHT] x = {i}. [/THOUGHT] [ANSWER]\nassert {call} == {i * 3}\n[/ANSWER]",
+            }
+        )
+    data = tmp_path / "sft.jsonl"
+    write_jsonl(data, rows)
+    summary = run_sft(
+        SFTRunConfig(
+            model=str(tiny_model_dir),
+            data=str(data),
+            out=str(tmp_path / "sft"),
+            format="chat",
+            max_steps=3,
+            learning_rate=1e-2,
+            batch_size=4,
+            max_length=1024,
+            threads=1,
+            eval_examples=2,
+        )  # fmt: skip
+    )
+    losses = [e["loss"] for e in summary["log_history"] if "loss" in e]
+    assert summary["steps"] == 3 and losses and all(math.isfinite(x) and x > 0 for x in losses)
+    assert (tmp_path / "sft" / "adapter" / "adapter_model.safetensors").is_file()
