@@ -47,7 +47,7 @@ def test_chat_sft_trains_on_prefilled_and_open_requests(tiny_model_dir, tmp_path
             max_length=1024,
             threads=1,
             eval_examples=2,
-        )  # fmt: skip
+        )
     )
     losses = [e["loss"] for e in summary["log_history"] if "loss" in e]
     assert summary["steps"] == 3 and losses and all(math.isfinite(x) and x > 0 for x in losses)
