@@ -115,12 +115,13 @@ def sft_examples(
         completion = " " + narrate(result.trace, program).strip()
         if not completion.strip() or len(completion) > max_completion_chars:
             continue
+        prompt = messages[-1]["content"]
         if completion.startswith(" " + simulate.EMPTY_THOUGHT):  # answered at once: prefilled, as sent
             messages = [*messages, {"role": "assistant", "content": simulate.answer_prefill(program.call)}]
         examples.append(
             {
                 "kind": "simulate",
-                "prompt": messages[-1]["content"],
+                "prompt": prompt,
                 "completion": completion,
                 "messages": messages,
                 "style": style,

@@ -80,3 +80,4 @@ def test_no_narration_examples_are_the_prefilled_request(tmp_path: Path) -> None
     (row,) = rows
     assert row["messages"][-1] == {"role": "assistant", "content": simulate.answer_prefill("f([1, 2, 3])")}
     assert row["messages"][:-1] == simulate.call_messages(CODE, "f([1, 2, 3])")
+    assert row["prompt"] == row["messages"][-2]["content"]  # the user turn (the text format's prompt)
