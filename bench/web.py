@@ -12,9 +12,10 @@ WebSockets (``websockets`` clients):
   a queue of its own).
 
 Runs are started with the Solve form (POST /problems/<id>/solve/: k=4, one simulation per public test,
-one repair turn) and executed by the real task with the real pipeline (``simulator.pipeline.run``). Only
-the model is a double: ``simulator.llm.testing.FakeModelServer`` on a real socket in this process, which
-the services reach through EXECSIM_MODEL_URL like any OpenAI-compatible server. Its replies
+one repair turn, repair mode "model") and executed by the real task with the real pipeline
+(``simulator.pipeline.run``). Only the model is a double: ``simulator.llm.testing.FakeModelServer`` on
+a real socket in this process, which the services reach through EXECSIM_MODEL_URL like any
+OpenAI-compatible server. Its replies
 (``BenchModel``) make a typical run: 4 candidates (two wrong), 2 public tests simulated for each with a
 few lines of NLEX, selection, one repair turn that rewrites the program and its re-simulation. It holds
 every chat request until all viewers are connected, then streams each reply at ``--rate`` chunks (of 4
@@ -247,7 +248,16 @@ class Client:
 
     def solve(self, problem_id: int) -> str:
         token = self.http.cookies["csrftoken"]
-        form = {"k": 4, "turns": 1, "sims": 1, "temperature": 0.5, "csrfmiddlewaretoken": token}
+        # repair "model": the model is asked, and rewrites the program (guided repair would submit the
+        # selected program, which matches every public test, without a request)
+        form = {
+            "k": 4,
+            "turns": 1,
+            "repair": "model",
+            "sims": 1,
+            "temperature": 0.5,
+            "csrfmiddlewaretoken": token,
+        }
         response = self.http.post(f"/problems/{problem_id}/solve/", data=form)
         match = re.match(r"/runs/([0-9a-f-]{36})/$", response.headers.get("location", ""))
         if response.status_code != 302 or not match:

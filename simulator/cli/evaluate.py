@@ -21,6 +21,7 @@ from simulator.cli import EXIT_FAILED, UsageError
 from simulator.evaluation import TASKS, cruxeval
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
+from simulator.pipeline.settings import REPAIR_MODES, RunSettings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,6 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (default 8)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--turns", type=int, default=2, help="self-rlef: repair turns (default 2)")
+    parser.add_argument(
+        "--repair",
+        choices=REPAIR_MODES,
+        default=RunSettings.repair,
+        help="self-rlef: who decides a repair turn (default %(default)s; model: the paper's scaffold)",
+    )
     parser.add_argument(
         "--sims",
         type=int,
@@ -90,6 +97,7 @@ def _eval(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         seed=args.seed,
         turns=args.turns,
+        repair=args.repair,
         sims=args.sims,
     )
     module = importlib.import_module(module_name)

@@ -1,7 +1,7 @@
 """``execsim solve`` and ``execsim simulate``: the pipeline from the command line.
 
-    execsim solve PROBLEM.json [--k 4] [--turns 0] [--sims 1] [--oracle] [--real] [--seed S]
-                  [--temperature T] [--max-tokens N] [--json]
+    execsim solve PROBLEM.json [--k 4] [--turns 0] [--repair guided|model] [--sims 1] [--oracle]
+                  [--real] [--seed S] [--temperature T] [--max-tokens N] [--json]
     execsim simulate PROGRAM.py (--call EXPR | --stdin FILE) [--json]
 
 Both stream progress (rich) as the model writes; ``--json`` prints one event per line instead:
@@ -35,7 +35,7 @@ from simulator.llm.client import ChatClient
 from simulator.nlex.verify import Verification
 from simulator.pipeline.events import Event
 from simulator.pipeline.run import run
-from simulator.pipeline.settings import RunSettings, SettingsError
+from simulator.pipeline.settings import REPAIR_MODES, RunSettings, SettingsError
 from simulator.pipeline.single import simulate_program
 from simulator.problem import Problem, ProblemError
 from simulator.source import load_json
@@ -52,6 +52,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=RunSettings.turns,
         help="repair turns at most (default %(default)s: repair lowers the dev score today, docs/results.md)",
+    )
+    solve.add_argument(
+        "--repair",
+        choices=REPAIR_MODES,
+        default=RunSettings.repair,
+        help="who decides each repair turn (default %(default)s): guided, the simulation decides whether "
+        "to repair, the reply is a program and a fix is kept only if it matches more public tests; "
+        "model, the paper's scaffold (the model answers #SUBMIT or a fix)",
     )
     solve.add_argument(
         "--sims", type=int, default=RunSettings.sims, help="simulations per test, majority vote"
@@ -103,8 +111,8 @@ def _sampling(parser: argparse.ArgumentParser, temperature: float) -> None:
 def _solve(args: argparse.Namespace) -> int:
     problem = _load_problem(args.problem)
     settings = _settings(
-        k=args.k, turns=args.turns, sims=args.sims, oracle=args.oracle, real=args.real, seed=args.seed,
-        narrate=args.narrate,
+        k=args.k, turns=args.turns, repair=args.repair, sims=args.sims, oracle=args.oracle, real=args.real,
+        seed=args.seed, narrate=args.narrate,
         temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, model=args.model,
         concurrency=args.concurrency,
     )  # fmt: skip
@@ -327,13 +335,23 @@ class _SolvePrinter(_RichPrinter):
 
     def _repair_turn(self, event: Event) -> None:
         p = event.payload
-        if p["submitted"]:
+        decided_by = p.get("decided_by", "model")
+        if p["submitted"] and decided_by != "model":
+            self.out.print(
+                f"repair turn {p['turn']}: [green]submitted[/] without asking the model "
+                f"(its {decided_by} matches every public test)"
+            )
+        elif p["submitted"]:
             self.out.print(f"repair turn {p['turn']}: [green]#SUBMIT[/] (the model keeps its program)")
         elif p["code"] is not None:
             title = f"repair turn {p['turn']}: new program"
             self.out.print(Panel(Syntax(p["code"].rstrip(), "python"), title=title, title_align="left"))
         else:
             self.out.print(f"repair turn {p['turn']}: [red]{escape(p['parse_error'])}[/]")
+
+    def _repair_rejected(self, event: Event) -> None:
+        p = event.payload
+        self.out.print(f"repair turn {p['turn']}: [yellow]the fix is {escape(p['reason'])}[/]")
 
     def _execution(self, event: Event) -> None:
         p = event.payload
@@ -370,6 +388,7 @@ class _SolvePrinter(_RichPrinter):
         "selected": _selected,
         "repair_delta": _delta,
         "repair_turn": _repair_turn,
+        "repair_rejected": _repair_rejected,
         "execution": _execution,
         "run_finished": _run_finished,
         "run_failed": _RichPrinter._run_failed,

@@ -47,6 +47,7 @@ class EvalSettings:
     concurrency: int = 8
     seed: int = 0
     turns: int = 2  # self-rlef: repair turns after the first program
+    repair: str = "guided"  # self-rlef: who decides a repair turn (RunSettings.repair)
     sims: int = 1  # mbpp: simulations per public test (majority vote)
 
     def to_dict(self) -> dict[str, Any]:

@@ -2,10 +2,13 @@
 
 Each problem (MBPP call-style, its first assert public and the rest private; or Code Jam stdin, public
 and private test files) goes through the real pipeline, ``simulator.pipeline.run`` with
-``RunSettings(k=1, turns=T)``: solve one program, simulate it on the public tests, then up to T turns of
-the repair prompt fed with the simulated outputs, stopping at ``#SUBMIT``. The pipeline's client is
-the run's ``CachingClient`` (``requests``), so a rerun resends nothing and the events are those the
-web page shows.
+``RunSettings(k=1, turns=T, repair=MODE)``: solve one program, simulate it on the public tests, then up
+to T turns of the repair prompt fed with the simulated outputs. ``--repair`` picks who decides a turn
+(``RunSettings.repair``): ``guided`` (the default) submits a program whose simulations match every
+public test without asking, asks for a program otherwise and keeps a fix only when its simulations
+match more public tests; ``model`` is the paper's scaffold, stopping at the model's ``#SUBMIT``. The
+pipeline's client is the run's ``CachingClient`` (``requests``), so a rerun resends nothing and the
+events are those the web page shows.
 
 Ground truth: the initial candidate (turn 0) and the submitted program (``run_finished.code``) both
 run for real on every test with the pipeline's own judge (``pipeline.executor.program_for``,
@@ -16,6 +19,9 @@ tests. Figures, joint fractions of all problems as in the Self-RLEF paper's Tabl
 one whose prompt does not fit the context window too (``extra.prompt_too_long``). Problems without
 private tests are left out of the private figures. A record that cannot become a problem (an MBPP one
 with no ``assert f(args) == value``) is skipped and listed in ``extra.unconverted``; ``n`` counts the rest.
+``extra`` also records ``repair`` (the mode) and counts the turns decided by the simulation
+(``repair_by_simulation``: submitted without a request) and by the model (``repair_asked``), and the
+fixes not kept (``repair_not_kept``); the ``repair`` parse failures count only the replies asked for.
 """
 
 from __future__ import annotations
@@ -86,6 +92,8 @@ def summarize_events(events: list[dict[str, Any]]) -> dict[str, Any]:
         "simulate": [0, 0],
         "repair": [0, 0],
         "repair_repeats": 0,  # of the repair failures: the attempted program again, without #SUBMIT
+        "repair_by_simulation": 0,  # guided turns the simulation decided (no request: submitted)
+        "repair_not_kept": 0,  # guided fixes whose simulations matched no more public tests
         "prompt_too_long": 0,
     }
     for event in events:
@@ -111,12 +119,19 @@ def _simulation_done(out: dict[str, Any], p: dict[str, Any]) -> None:
 
 
 def _repair_turn(out: dict[str, Any], p: dict[str, Any]) -> None:
+    if p.get("decided_by", "model") != "model":  # nothing was asked: no reply to parse
+        out["repair_by_simulation"] += 1
+        return
     if (p.get("parse_error") or "").startswith(PROMPT_TOO_LONG):
         out["prompt_too_long"] += 1
         return
     out["repair"][1] += 1
     out["repair"][0] += not p["submitted"] and p["code"] is None
     out["repair_repeats"] += p.get("parse_error") == REPEATED
+
+
+def _repair_rejected(out: dict[str, Any], p: dict[str, Any]) -> None:
+    out["repair_not_kept"] += 1
 
 
 def _run_finished(out: dict[str, Any], p: dict[str, Any]) -> None:
@@ -132,13 +147,14 @@ HANDLERS: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
     "candidate_done": _candidate_done,
     "simulation_done": _simulation_done,
     "repair_turn": _repair_turn,
+    "repair_rejected": _repair_rejected,
     "run_finished": _run_finished,
     "run_failed": _run_failed,
 }
 
 
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
-    turns = ctx.settings.turns
+    turns, mode = ctx.settings.turns, ctx.settings.repair
     temperature = ctx.settings.temperature if ctx.settings.temperature is not None else 0.0
 
     async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
@@ -146,6 +162,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         settings = RunSettings(
             k=1,
             turns=turns,
+            repair=mode,
             sims=1,
             seed=ctx.settings.seed + index,
             temperature=temperature,
@@ -179,6 +196,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "prompt_too_long": summary["prompt_too_long"],
             "parse": {stage: summary[stage] for stage in ("solve", "simulate", "repair")},
             "repair_repeats": summary["repair_repeats"],
+            "repair_by_simulation": summary["repair_by_simulation"],
+            "repair_not_kept": summary["repair_not_kept"],
         }
 
     converted, unconverted = convert_items(items, to_problem)
@@ -203,12 +222,16 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     }
     extra = {
         "turns": turns,
+        "repair": mode,
         "fix_break": fix_break,
         "submitted": sum(r["submitted"] for r in records),
         "changed": sum(r["changed"] for r in records),
         "mean_turns_used": sum(r["turns_used"] for r in records) / len(records) if records else 0.0,
         "no_code": sum(r["initial"]["code"] is None for r in records),
         "repair_repeats": sum(r["repair_repeats"] for r in records),
+        "repair_asked": parse_failures["repair"][1],
+        "repair_by_simulation": sum(r["repair_by_simulation"] for r in records),
+        "repair_not_kept": sum(r["repair_not_kept"] for r in records),
         "prompt_too_long": sum(r["prompt_too_long"] > 0 for r in records),
         "tables": tables,
         "unconverted": unconverted,

@@ -17,7 +17,9 @@ turn t the program after t repairs:
                          votes?, real?}
 - ``selected``          {candidate, scores, tied, seed, reason}
 - ``repair_delta``      {turn, text}
-- ``repair_turn``       {turn, submitted, code, text, feedback, parse_error}
+- ``repair_turn``       {turn, submitted, code, text, feedback, parse_error, decided_by}
+- ``repair_rejected``   {turn, matched, attempt_matched, public_tests, judged_by}  (guided repair: the
+                         fix of ``turn`` matched no more public tests than the attempt; it is not kept)
 - ``execution``         {candidate, turn, final, test, public, status, output, expected, passed, message,
                          verification}  (a real run: executor.RealRun)
 - ``run_finished``      {candidate, code, passed_public_simulated, public_tests, judged_by, turns_used,
@@ -45,6 +47,7 @@ EventType = Literal[
     "selected",
     "repair_delta",
     "repair_turn",
+    "repair_rejected",
     "execution",
     "run_finished",
     "run_failed",

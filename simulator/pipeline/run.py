@@ -9,8 +9,11 @@ the web app persists and forwards them, the evaluation aggregates them. What hap
    ``sims`` samples from one request (majority vote); in oracle mode the programs run for real instead;
    with ``real`` each verdict also records the real output and the first NLEX claim the trace refutes;
 3. select: most matching public tests wins, ties broken by a ``random.Random(seed)``;
-4. repair: up to ``turns`` turns of the paper's feedback prompt; stops on ``#SUBMIT``; every new
-   program is simulated (or run, in oracle mode) on the public tests, labelled with its ``turn``;
+4. repair: up to ``turns`` turns of the paper's feedback prompt; every new program is simulated (or
+   run, in oracle mode) on the public tests, labelled with its ``turn``. ``settings.repair`` says who
+   decides: ``model``, the model's free reply (stops on ``#SUBMIT``); ``guided`` (the default), a
+   program matching every public test is submitted without asking, the reply is prefilled to be a
+   program, and a fix is kept only when it matches more public tests than the attempt;
 5. execute (``real``): the final program on all tests, public and private, with a trace.
 
 Failures end the run with ``run_failed`` (server down, unknown model, no code at all); a prompt that
@@ -59,6 +62,7 @@ from simulator.pipeline.stream import Emit, stream_events
 from simulator.problem import Problem, TestCase
 from simulator.prompts import repair, simulate, solve
 from simulator.prompts.parsing import (
+    REPEATED,
     RepairParse,
     parse_call_answer,
     parse_repair,
@@ -518,41 +522,54 @@ class _SolveJob(Job):
     async def _repair(
         self, chosen: int, code: str, verdicts: list[_Verdict]
     ) -> tuple[str, list[_Verdict], int, bool]:
-        """Self-RLEF; returns the final program, its verdicts, the turns asked and whether it was
-        submitted."""
+        """Self-RLEF; returns the final program, its verdicts, the repair prompts asked and whether it
+        was submitted. ``settings.repair`` says who decides each turn (``RunSettings``): in ``model``
+        mode the model's free reply (``#SUBMIT``, a fix or neither); in ``guided`` mode the verdicts
+        decide whether to ask at all, the reply is a program (``_ask_fix``) and a fix is kept only
+        when its verdicts match more public tests than the attempt's (else ``repair_rejected``)."""
         if self.settings.turns == 0:
             return code, verdicts, 0, False
         started = time.monotonic()
         self.stage("repair", "started")
-        turns_used, submitted = 0, False
+        guided = self.settings.repair == "guided"
+        judged_by = "real execution" if self.settings.oracle else "simulation"
+        asked, submitted = 0, False
         for turn in range(1, self.settings.turns + 1):
             feedback = [
                 repair.Feedback(repair.feedback_input(self.problem, test.input), test.output, verdict.output)
                 for (_, test), verdict in zip(self.public, verdicts, strict=True)
             ]
-            text, parsed = await self._ask_repair(turn, code, feedback)
-            turns_used = turn
-            self.emit(
-                "repair_turn",
-                turn=turn,
-                submitted=parsed.submitted,
-                code=parsed.code,
-                text=text,
-                feedback=[asdict(f) for f in feedback],
-                parse_error=parsed.error,
-            )
+            shown = [asdict(f) for f in feedback]
+            if guided and all(v.match for v in verdicts):  # the feedback already says it is right
+                self.emit("repair_turn", turn=turn, submitted=True, code=None, text="", feedback=shown,
+                          parse_error=None, decided_by=judged_by)  # fmt: skip
+                submitted = True
+                break
+            ask = self._ask_fix if guided else self._ask_repair
+            text, parsed = await ask(turn, code, feedback)
+            asked += 1
+            self.emit("repair_turn", turn=turn, submitted=parsed.submitted, code=parsed.code, text=text,
+                      feedback=shown, parse_error=parsed.error, decided_by="model")  # fmt: skip
             if parsed.submitted or parsed.code is None:
                 submitted = parsed.submitted
                 break
-            code = parsed.code
+            fixed = (await self._judge_all({chosen: parsed.code}, turn=turn))[chosen]
+            matched, before = sum(v.match for v in fixed), sum(v.match for v in verdicts)
+            if guided and matched <= before:
+                self.emit("repair_rejected", turn=turn, matched=matched, attempt_matched=before,
+                          public_tests=len(self.public), judged_by=judged_by,
+                          reason=_not_kept(judged_by, matched, before, len(self.public)))  # fmt: skip
+                break
+            code, verdicts = parsed.code, fixed
             self.code_turn = turn
-            verdicts = (await self._judge_all({chosen: code}, turn=turn))[chosen]
-        self.stage("repair", "finished", seconds=_since(started), turns=turns_used)
-        return code, verdicts, turns_used, submitted
+        self.stage("repair", "finished", seconds=_since(started), turns=asked)
+        return code, verdicts, asked, submitted
 
     async def _ask_repair(
         self, turn: int, code: str, feedback: list[repair.Feedback]
     ) -> tuple[str, RepairParse]:
+        """Model mode: the paper's feedback prompt, its free reply read by ``parse_repair``."""
+
         def on_delta(index: int, text: str) -> None:
             self.emit("repair_delta", turn=turn, text=text)
 
@@ -562,6 +579,42 @@ class _SolveJob(Job):
             return "", RepairParse(submitted=False, error=f"prompt too long: {exc}")
         text = result.choices[0].text
         return text, parse_repair(text, code)
+
+    async def _ask_fix(
+        self, turn: int, code: str, feedback: list[repair.Feedback]
+    ) -> tuple[str, RepairParse]:
+        """Guided mode: the same feedback prompt with the reply prefilled with the solve prompt's
+        opening fence and stopped at its closing one (``solve.PREFILL``, ``solve.STOP``), so the reply
+        is a program, read as a solve reply is (``solve.parse``). The same program again is
+        ``REPEATED``. The prefill streams once, as the start of the reply, so the streamed text (and
+        the returned one) is a well-formed block."""
+        begun = False
+
+        def on_delta(index: int, text: str) -> None:
+            nonlocal begun
+            if not begun:
+                begun, text = True, solve.PREFILL + text
+            self.emit("repair_delta", turn=turn, text=text)
+
+        messages = [
+            *repair.messages(self.problem, code, feedback),
+            {"role": "assistant", "content": solve.PREFILL},
+        ]
+        try:
+            result = await self.chat(messages, n=1, stop=solve.STOP, on_delta=on_delta)
+        except PromptTooLong as exc:
+            return "", RepairParse(submitted=False, error=f"prompt too long: {exc}")
+        if not begun:  # an empty reply: the prefill alone, so that the deltas still add up to the text
+            on_delta(0, "")
+        choice = result.choices[0]
+        text = solve.PREFILL + choice.text
+        parsed = solve.parse(choice.text)
+        if parsed.code is not None and parsed.code.strip() == code.strip():
+            return text, RepairParse(submitted=False, error=REPEATED)
+        error = parsed.error
+        if error and choice.finish_reason == "length":
+            error += " (the reply hit the token budget)"
+        return text, RepairParse(submitted=False, code=parsed.code, error=error)
 
     # -- 5. execute the final program for real --------------------------------------------------------
 
@@ -605,6 +658,12 @@ def _winning_text(
         (t for t, p in zip(texts, predictions, strict=True) if p is not None and vote_key(kind, p) == key),
         None,
     )
+
+
+def _not_kept(judged_by: str, matched: int, before: int, public: int) -> str:
+    """``repair_rejected``'s sentence: why a guided fix was not kept."""
+    how = "its real execution passed" if judged_by == "real execution" else "its simulation matched"
+    return f"not kept: {how} {matched} of {public} public tests, the attempt's {before}"
 
 
 def _root(exc: BaseException) -> BaseException:

@@ -22,6 +22,7 @@ _INT_RANGES = {
     "max_tokens": (16, 32768),
     "concurrency": (1, 256),
 }
+REPAIR_MODES = ("guided", "model")  # how a repair turn is decided (RunSettings.repair)
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,20 @@ class RunSettings:
     ``narrate``: each simulation narrates the run (NLEX) before its answer; off, the answer is asked
     for at once (``simulate.answer_prefill``). Repair (``turns=0``) and narration are off by default:
     on the dev split each lowers the score of the default model (docs/results.md, "Issue 12"); they
-    come back on when training makes them help. "Simulate my code" always narrates."""
+    come back on when training makes them help. "Simulate my code" always narrates.
+
+    ``repair``: how each of the ``turns`` is decided. ``model`` is the Self-RLEF paper's scaffold: the
+    model reads the feedback and answers ``#SUBMIT`` or a fix, in free form. ``guided`` (the default)
+    leaves to the model only what it does reliably, writing a program: a program whose verdicts match
+    every public test is submitted without asking; otherwise the same feedback prompt is sent with the
+    reply prefilled with the solve prompt's opening fence (the reply is a program), and the fix
+    replaces the attempt only when its verdicts match more public tests than the attempt's did. With
+    the paper's free reply the default model's repairs parsed as neither 65-74% of the time and broke
+    passing programs (docs/results.md, "Issue 12")."""
 
     k: int = 4
     turns: int = 0
+    repair: str = "guided"
     sims: int = 1
     oracle: bool = False
     real: bool = False
@@ -53,6 +64,8 @@ class RunSettings:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise SettingsError(name, f"must be an integer from {low} to {high}, not {value!r}")
+        if self.repair not in REPAIR_MODES:
+            raise SettingsError("repair", f"must be one of {', '.join(REPAIR_MODES)}, not {self.repair!r}")
         for name in ("oracle", "real", "narrate"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(name, "must be true or false")

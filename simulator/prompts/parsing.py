@@ -186,7 +186,7 @@ def extract_code(text: str, prefill: str = "") -> CodeParse:
         if lang not in ("", "python", "py", "python3"):
             continue
         code = body.rstrip()
-        if not code.strip() or code.strip() == SUBMIT:
+        if not code.strip() or code.strip().strip("`").strip() == SUBMIT:  # ```#SUBMIT``` is no program
             continue
         if not closed and not _parses(code):
             if prefilled:

@@ -9,7 +9,7 @@ from django import forms
 from django.conf import settings
 from django.core.validators import MaxValueValidator
 
-from simulator.pipeline.settings import RunSettings
+from simulator.pipeline.settings import REPAIR_MODES, RunSettings
 from webapp.limits import code_errors
 
 
@@ -64,10 +64,19 @@ class SimulateForm(forms.Form):
 
 # The measured effect of repair with the default model, shown beside the field (docs/results.md).
 REPAIR_HELP = (
-    "Off by default: repair lowers the dev score today. Self-RLEF on 20 MBPP dev problems, 1 turn: "
+    "Off by default: repair lowers the dev score today. Self-RLEF (Model mode) on 20 MBPP dev problems, "
+    "1 turn: "
     "the first program passed its public test in 15% of problems, the repaired one in 0% "
     "(3 broken, 0 fixed; docs/results.md, Issue 12)."
 )
+
+
+REPAIR_MODE_HELP = (
+    "Guided: the simulation decides whether to repair; the reply is a program; a fix is kept only if "
+    "its simulation matches more public tests. Model: the paper's scaffold, the model decides (#SUBMIT "
+    "or a fix)."
+)
+REPAIR_LABELS = {"guided": "Guided", "model": "Model (the paper's scaffold)"}
 
 
 NARRATE_HELP = (
@@ -84,6 +93,14 @@ class SolveForm(forms.Form):
     k = forms.IntegerField(min_value=1, initial=RunSettings.k, label="Candidates (k)")
     turns = forms.IntegerField(
         min_value=0, initial=RunSettings.turns, label="Repair turns", help_text=REPAIR_HELP
+    )
+    # not required: a form posted without it (a script, an older page) gets the pipeline's default
+    repair = forms.ChoiceField(
+        choices=[(mode, REPAIR_LABELS[mode]) for mode in REPAIR_MODES],
+        required=False,
+        initial=RunSettings.repair,
+        label="Repair mode",
+        help_text=REPAIR_MODE_HELP,
     )
     sims = forms.IntegerField(min_value=1, initial=RunSettings.sims, label="Simulations per test")
     narrate = forms.BooleanField(
@@ -130,4 +147,5 @@ class SolveForm(forms.Form):
         data["model"] = data.get("model") or ""
         if data.get("max_tokens") is None:  # blank: keep the pipeline's default
             data.pop("max_tokens", None)
+        data["repair"] = data.get("repair") or RunSettings.repair  # recorded: the mode the run used
         return data

@@ -153,10 +153,13 @@ class Run(models.Model):
         return int((self.selected or {}).get("candidate") or 0)
 
     def final_program(self) -> tuple[int | None, str]:
-        """(turn, code) of the final program: the last repair turn that wrote it (turn 0: the selected
-        candidate); (None, "") when the run has none (it failed or was cancelled before selection)."""
+        """(turn, code) of the final program: the last repair turn that wrote it and whose fix was kept
+        (turn 0: the selected candidate); (None, "") when the run has none (it failed or was cancelled
+        before selection)."""
         code = self.final_code
-        repaired = self.repair_turns.filter(done=True).exclude(code="").order_by("-turn")
+        repaired = (
+            self.repair_turns.filter(done=True, rejected__isnull=True).exclude(code="").order_by("-turn")
+        )
         if not code:  # not finished: the program the run had reached
             last = repaired.first()
             if last is not None:
@@ -282,6 +285,12 @@ class RepairTurn(models.Model):
     feedback = models.JSONField(default=list, blank=True)
     parse_error = models.TextField(blank=True)
     done = models.BooleanField(default=False)
+    # who decided the turn: "model" (asked), or in guided repair "simulation" / "real execution" (the
+    # program matched every public test and was submitted without asking)
+    decided_by = models.CharField(max_length=20, default="model")
+    # guided repair: the fix was not kept (repair_rejected's payload: matched, attempt_matched,
+    # public_tests, judged_by, reason); null: kept, or not judged
+    rejected = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["turn"]

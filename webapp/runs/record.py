@@ -240,9 +240,14 @@ def _repair_turn(run: Run, p: dict[str, Any]) -> None:
             "previous_code": _code_before_turn(run, p["turn"]),
             "feedback": p.get("feedback") or [],
             "parse_error": p.get("parse_error") or "",
+            "decided_by": p.get("decided_by") or "model",  # events before guided repair: the model
             "done": True,
         },
     )
+
+
+def _repair_rejected(run: Run, p: dict[str, Any]) -> None:
+    RepairTurn.objects.filter(run=run, turn=p["turn"]).update(rejected=p)
 
 
 def _execution(run: Run, p: dict[str, Any]) -> None:
@@ -298,6 +303,7 @@ HANDLERS: dict[str, Callable[[Run, dict[str, Any]], None]] = {
     "selected": _selected,
     "repair_delta": _repair_delta,
     "repair_turn": _repair_turn,
+    "repair_rejected": _repair_rejected,
     "execution": _execution,
     "run_finished": _run_finished,
     "run_failed": _run_failed,
@@ -306,9 +312,10 @@ HANDLERS: dict[str, Callable[[Run, dict[str, Any]], None]] = {
 
 
 def _code_before_turn(run: Run, turn: int) -> str:
-    """The program a repair turn changes: the previous turn's, or the selected candidate's."""
+    """The program a repair turn changes: the previous turn's (a fix that was kept), or the selected
+    candidate's."""
     previous = (
-        RepairTurn.objects.filter(run=run, turn__lt=turn, done=True)
+        RepairTurn.objects.filter(run=run, turn__lt=turn, done=True, rejected__isnull=True)
         .exclude(code="")
         .order_by("-turn")
         .first()

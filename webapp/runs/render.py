@@ -249,6 +249,7 @@ HANDLERS: dict[str, Callable[[Run, dict[str, Any]], list[Part]]] = {
     "selected": _selected,
     "repair_delta": _repair_delta,
     "repair_turn": _repair_turn,
+    "repair_rejected": _repair_turn,  # the turn's body now says its fix was not kept
     "execution": _execution,
     "run_finished": _run_finished,
     "run_failed": _run_failed_or_cancelled,

@@ -119,8 +119,12 @@ def skipped_because(run: Run, no: int) -> str:
     if run.is_active or run.repair_turns.filter(turn=no, done=True).exists():
         return ""
     last = run.repair_turns.filter(turn__lt=no, done=True).order_by("-turn").first()
+    if last is not None and last.submitted and last.decided_by != "model":
+        return f"the program matched every public test at turn {last.turn}, so it was submitted"
     if last is not None and last.submitted:
         return f"the model answered #SUBMIT at turn {last.turn}: it kept its program"
+    if last is not None and last.rejected:
+        return f"the fix of turn {last.turn} was not kept, so the repair stopped there"
     if last is not None and not last.code:
         return f"turn {last.turn} gave no program, so the repair stopped there"
     if run.status != Run.FINISHED:

@@ -77,7 +77,20 @@ def test_solve_prints_a_readable_report(model_server, capsys) -> None:
     out = capsys.readouterr().out
     assert "candidate 1 (" in out and "does not parse" in out  # the candidate without code, and why
     assert "selected candidate 0" in out and "matched 2 of 2 public tests" in out
-    assert "#SUBMIT" in out and "final program" in out and "print(n * n)" in out
+    # guided repair (the default): every public simulation matches, so nothing is asked
+    assert "submitted without asking the model (its simulation matches every public test)" in out
+    assert "final program" in out and "print(n * n)" in out
+
+
+def test_solve_takes_the_repair_mode(model_server, capsys) -> None:
+    assert main(["solve", str(SQUARE), "--k", "2", "--turns", "1", "--seed", "1", "--repair", "model"]) == 0
+    out = capsys.readouterr().out
+    assert "#SUBMIT" in out and "without asking" not in out  # the model was asked, and answered #SUBMIT
+    assert main(["solve", str(SQUARE), "--k", "2", "--turns", "1", "--repair", "model", "--json"]) == 0
+    assert json_lines(capsys.readouterr().out)[0]["payload"]["settings"]["repair"] == "model"
+    with pytest.raises(SystemExit) as info:
+        main(["solve", str(SQUARE), "--repair", "free"])
+    assert info.value.code == 2
 
 
 def test_solve_exits_1_when_the_server_is_down(monkeypatch, capsys, tmp_path) -> None:

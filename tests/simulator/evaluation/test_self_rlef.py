@@ -18,7 +18,7 @@ from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer, parse_simulate_prompt
 from simulator.pipeline import EVENT_TYPES
-from simulator.prompts import kind_of
+from simulator.prompts import kind_of, solve
 from tests.simulator.evaluation.eval_doubles import fake_client, write_jsonl
 
 BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
@@ -55,6 +55,10 @@ REPAIR = {
     "neg": [SUBMIT],
     "half": ["I am not sure what to do."],
 }
+# guided repair only: wrong at first (x + 2), and the fix (x + 3) matches the public test no better
+INC = _mbpp(5, "inc", ["assert inc(1) == 2", "assert inc(2) == 3"])
+SOLVE["inc"] = _code("inc", "x + 2")
+REPAIR["inc"] = [_code("inc", "x + 3")]
 
 
 class SelfRlefModel:
@@ -88,10 +92,11 @@ class SelfRlefModel:
 async def test_self_rlef_counts_fixes_and_breaks_on_public_and_private_tests(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "mbpp.jsonl", ITEMS)
     server = FakeModelServer(SelfRlefModel())
-    settings = EvalSettings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)
+    settings = EvalSettings(task="self-rlef", data=data, out=tmp_path / "out", turns=2, repair="model")
 
     record = await run(settings, (self_rlef.load, self_rlef.evaluate), fake_client(server))
 
+    assert record["extra"]["repair"] == "model" and record["extra"]["repair_by_simulation"] == 0
     by_id = {item["id"]: item for item in record["items"]}
     assert (by_id["1"]["initial"]["public"], by_id["1"]["final"]["public"]) == (False, True)
     assert (by_id["2"]["initial"]["private"], by_id["2"]["final"]["private"]) == (True, False)
@@ -168,6 +173,50 @@ async def test_self_rlef_on_code_jam_judges_stdin_programs(tmp_path: Path) -> No
     assert only["submitted"] is True and only["final"] == only["initial"]
     assert result["metrics"]["private-fail-fail"]["value"] == 1.0
     assert result["metrics"]["public-pass-pass"]["value"] == 1.0
+
+
+@pytest.mark.asyncio
+async def test_self_rlef_records_the_guided_mode_and_who_decided_each_turn(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "mbpp.jsonl", [*ITEMS, INC])
+    server = FakeModelServer(SelfRlefModel())
+    settings = EvalSettings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)  # guided: default
+
+    record = await run(settings, (self_rlef.load, self_rlef.evaluate), fake_client(server))
+
+    extra = record["extra"]
+    assert extra["repair"] == "guided"
+    # asked: double, triple (each fixed, then submitted by the simulation at turn 2), inc (not kept);
+    # half matches its public test at once: submitted by the simulation, nothing asked
+    assert (extra["repair_asked"], extra["repair_by_simulation"], extra["repair_not_kept"]) == (3, 3, 1)
+    failures = {stage: (p["failed"], p["total"]) for stage, p in record["parse_failures"].items()}
+    assert failures["repair"] == (0, 3)
+    by_id = {item["id"]: item for item in record["items"]}
+    assert by_id["4"]["submitted"] is True and by_id["4"]["turns_used"] == 0
+    assert by_id["4"]["repair_by_simulation"] == 1
+    assert by_id["5"]["repair_not_kept"] == 1 and by_id["5"]["changed"] is False
+    assert by_id["1"]["final"]["public"] is True and by_id["1"]["turns_used"] == 1
+    prefilled = {"role": "assistant", "content": solve.PREFILL}
+    repairs = [body for body in server.requests if kind_of(body["messages"]) == "repair"]
+    assert len(repairs) == 3 and all(body["messages"][-1] == prefilled for body in repairs)
+    written = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert written["extra"]["repair"] == "guided" and written["provenance"]["settings"]["repair"] == "guided"
+
+
+def test_the_cli_takes_the_repair_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from simulator.cli import main
+
+    data = write_jsonl(tmp_path / "mbpp.jsonl", ITEMS)
+    server = FakeModelServer(SelfRlefModel())
+    args = ["eval", "self-rlef", "--data", str(data), "--limit", "1", "--turns", "1", "--out", str(tmp_path)]
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
+        assert main([*args, "--repair", "model"]) == 0
+    written = json.loads((tmp_path / "results.json").read_text())
+    assert written["provenance"]["settings"]["repair"] == "model" and written["extra"]["repair"] == "model"
+    with pytest.raises(SystemExit) as info:  # argparse: a usage error
+        main([*args, "--repair", "free"])
+    assert info.value.code == 2
 
 
 def test_self_rlef_load_rejects_other_formats(tmp_path: Path) -> None:

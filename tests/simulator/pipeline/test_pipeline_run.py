@@ -71,10 +71,10 @@ def index_of(events: list[Event], type: str, **match: Any) -> int:
 
 def test_a_full_run_emits_every_event_type_in_order() -> None:
     script = PipelineScript(solve=[WRONG, RIGHT], simulate=perfect_simulator, repair=["```#SUBMIT```"])
-    events = run_script(script, k=2, turns=3, seed=7, real=True)
+    events = run_script(script, k=2, turns=3, seed=7, real=True, repair="model")
     assert_well_formed(events)
     seen = {e.type for e in events}
-    assert seen == set(EVENT_TYPES) - {"run_failed", "run_cancelled"}
+    assert seen == set(EVENT_TYPES) - {"run_failed", "run_cancelled", "repair_rejected"}  # guided: below
     assert events[-1].type == "run_finished"
     # stages come in order: solve, simulate, select, repair, execute
     last_candidate = max(i for i, e in enumerate(events) if e.type == "candidate_done")
@@ -173,7 +173,7 @@ def test_majority_vote_over_several_simulations() -> None:
 
 def test_repair_stops_on_submit() -> None:
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=["```#SUBMIT```"])
-    events = run_script(script, k=1, turns=3, seed=0)
+    events = run_script(script, k=1, turns=3, seed=0, repair="model")
     turns = of_type(events, "repair_turn")
     assert len(turns) == 1 and turns[0].payload["submitted"] is True
     feedback = turns[0].payload["feedback"]
@@ -184,7 +184,7 @@ def test_repair_stops_on_submit() -> None:
 
 def test_repair_fixes_then_resimulates_the_new_program() -> None:
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[RIGHT, "```#SUBMIT```"])
-    events = run_script(script, k=1, turns=3, seed=0)
+    events = run_script(script, k=1, turns=3, seed=0, repair="model")
     turns = [e.payload for e in of_type(events, "repair_turn")]
     assert [(t["submitted"], t["code"] is not None) for t in turns] == [(False, True), (True, False)]
     assert [v["match"] for v in (e.payload for e in of_type(events, "verdict")) if v["turn"] == 1] == [
@@ -199,7 +199,7 @@ def test_repair_fixes_then_resimulates_the_new_program() -> None:
 def test_repair_stops_at_the_turn_limit() -> None:
     fixes = [fence(f"n = int(input())\nprint(n + {i})\n") for i in range(10)]
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=fixes)
-    events = run_script(script, k=1, turns=2, seed=0)
+    events = run_script(script, k=1, turns=2, seed=0, repair="model")  # every fix kept, even worse ones
     assert [e.payload["turn"] for e in of_type(events, "repair_turn")] == [1, 2]
     assert {e.payload["turn"] for e in of_type(events, "verdict")} == {0, 1, 2}
     assert events[-1].payload["turns_used"] == 2 and events[-1].payload["submitted"] is False
@@ -208,7 +208,7 @@ def test_repair_stops_at_the_turn_limit() -> None:
 
 def test_an_unparseable_repair_keeps_the_program_and_stops() -> None:
     script = PipelineScript(solve=RIGHT, simulate=perfect_simulator, repair=["I am not sure."])
-    events = run_script(script, k=1, turns=3, seed=0)
+    events = run_script(script, k=1, turns=3, seed=0, repair="model")
     turn = of_type(events, "repair_turn")[0].payload
     assert turn["code"] is None and "neither #SUBMIT" in turn["parse_error"]
     assert events[-1].type == "run_finished" and events[-1].payload["turns_used"] == 1
@@ -220,7 +220,7 @@ def test_oracle_mode_selects_and_repairs_by_real_execution() -> None:
 
     script = PipelineScript(solve=[WRONG, RIGHT], simulate=lying_simulator, repair=["```#SUBMIT```"])
     executor = ExecutorDouble()
-    events = run_script(script, k=2, turns=1, oracle=True, seed=0, executor=executor)
+    events = run_script(script, k=2, turns=1, oracle=True, seed=0, executor=executor, repair="model")
     assert "simulate_stdin" not in script.calls  # no simulation at all
     verdicts = [e.payload for e in of_type(events, "verdict")]
     assert {v["source"] for v in verdicts} == {"real"}

@@ -11,6 +11,7 @@ def test_the_defaults_are_the_documented_ones() -> None:
     assert RunSettings().to_dict() == {
         "k": 4,
         "turns": 0,  # repair off until it helps (issue 12, docs/results.md)
+        "repair": "guided",  # when on: the simulation decides, the reply is a program (issue 12)
         "sims": 1,
         "oracle": False,
         "real": False,
@@ -39,6 +40,8 @@ def test_the_defaults_are_the_documented_ones() -> None:
         ({"seed": True}, "seed"),
         ({"model": " "}, "model"),
         ({"oracle": "yes"}, "oracle"),
+        ({"repair": "free"}, "repair"),
+        ({"repair": None}, "repair"),
     ],
 )
 def test_out_of_range_values_name_the_field(changes: dict, field: str) -> None:
@@ -51,6 +54,16 @@ def test_out_of_range_values_name_the_field(changes: dict, field: str) -> None:
 def test_json_round_trip() -> None:
     settings = RunSettings(k=2, turns=0, sims=3, oracle=True, seed=9, model="m")
     assert RunSettings.from_dict(settings.to_dict()) == settings
+
+
+def test_a_bad_repair_mode_names_the_modes() -> None:
+    with pytest.raises(SettingsError, match="^repair: must be one of guided, model, not 'free'$"):
+        RunSettings(repair="free")
+    assert RunSettings(repair="model").repair == "model"
+
+
+def test_settings_stored_before_the_repair_mode_get_the_default() -> None:
+    assert RunSettings.from_dict({"k": 2, "turns": 1}).repair == "guided"
 
 
 def test_from_dict_refuses_unknown_keys_and_non_objects() -> None:

@@ -26,6 +26,14 @@ def test_it_skips_other_languages_and_submit_fences() -> None:
     assert extract_code(reply).code == "x = 2\n"
 
 
+@pytest.mark.parametrize("reply", ["```#SUBMIT```", "#SUBMIT"])
+def test_submit_inside_a_prefilled_block_is_no_program(reply: str) -> None:
+    """Guided repair prefills the opening fence: the paper's ``#SUBMIT`` answer written after it is
+    no program to simulate."""
+    parsed = extract_code(reply, prefill="```python\n")
+    assert parsed.code is None and "no fenced" in (parsed.error or "")
+
+
 @pytest.mark.parametrize(
     ("reply", "error"),
     [

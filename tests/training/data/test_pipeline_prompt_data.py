@@ -220,14 +220,15 @@ def test_every_prompt_is_the_request_the_pipeline_sends():
     fix = next(
         e for e in repair_examples(checked, seed=0)[0] if e["style"] == "fix" and e["program_id"] == "p1"
     )
-    requests = _pipeline_requests(item.problem, fix["attempt"], turns=1, oracle=True)
+    # the repair examples teach the paper's scaffold (a free reply: #SUBMIT or a fix): repair="model"
+    requests = _pipeline_requests(item.problem, fix["attempt"], turns=1, oracle=True, repair="model")
     by_kind = {kind_of(r["messages"]): r["messages"] for r in requests}
     assert by_kind["repair"] == fix["messages"]  # oracle mode: the real output in the feedback
     assert by_kind["solve"] == solve_examples([item])[0]["messages"]
     submit = next(
         e for e in repair_examples(checked, seed=0)[0] if e["style"] == "submit" and e["program_id"] == "p1"
     )
-    requests = _pipeline_requests(item.problem, item.record.code, turns=1, oracle=True)
+    requests = _pipeline_requests(item.problem, item.record.code, turns=1, oracle=True, repair="model")
     assert {kind_of(r["messages"]): r["messages"] for r in requests}["repair"] == submit["messages"]
     # the narrated simulation of the public test (training teaches the narration; by default the app
     # sends the same request with the answer prefilled after an empty thought)

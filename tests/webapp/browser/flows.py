@@ -44,10 +44,20 @@ def create_problem(page: Any, base: str, problem: dict[str, Any] = ADD_ONE) -> s
     return page.url
 
 
-def solve(page: Any, k: int = 2, turns: int = 1, real: bool = False, max_tokens: int | None = None) -> str:
-    """Submit the Solve form on the problem page; returns the run page's URL."""
+def solve(
+    page: Any,
+    k: int = 2,
+    turns: int = 1,
+    real: bool = False,
+    max_tokens: int | None = None,
+    repair: str | None = None,
+) -> str:
+    """Submit the Solve form on the problem page (``repair``: the Repair mode, None leaves the
+    form's default); returns the run page's URL."""
     page.fill("#id_k", str(k))
     page.fill("#id_turns", str(turns))
+    if repair is not None:
+        page.select_option("#id_repair", repair)
     page.fill("#id_sims", "1")
     page.fill("#id_seed", "7")
     if max_tokens is not None:

@@ -13,7 +13,7 @@ from django.test import override_settings
 from simulator.llm.testing import FakeModelServer, PipelineScript
 from simulator.problem import Problem as CoreProblem
 from webapp.problems.models import Problem
-from webapp.runs.models import Candidate, Run, Verdict
+from webapp.runs.models import Candidate, RepairTurn, Run, Verdict
 from webapp.runs.tasks import execute_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -79,3 +79,50 @@ def test_a_model_that_is_down_fails_the_run_with_a_message(alice, monkeypatch):
     assert run.events.last().type == "run_failed"
     assert run.events.last().payload["error"] == "model_unavailable"
     assert run.error
+
+
+def _solve_for_real(alice, monkeypatch, script: PipelineScript, **settings) -> Run:
+    server = FakeModelServer(script)
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
+        run = _run(alice, **settings)
+        assert execute_run(str(run.id)) == Run.FINISHED
+    run.refresh_from_db()
+    return run
+
+
+def test_a_guided_fix_not_kept_is_recorded_and_the_page_says_why(alice, client, monkeypatch):
+    squares = "```python\nn = int(input())\nprint(n * n)\n```"  # 2 -> 4 right, 5 -> 25 wrong: as the attempt
+    script = PipelineScript(solve=[WRONG], simulate=_perfect_simulator, repair=[squares])
+    run = _solve_for_real(alice, monkeypatch, script, k=1, turns=2)  # stored without "repair": guided
+    assert run.pipeline_settings.repair == "guided"
+    turn = RepairTurn.objects.get(run=run, turn=1)
+    assert turn.code == "n = int(input())\nprint(n * n)\n" and turn.decided_by == "model"
+    assert (turn.rejected["matched"], turn.rejected["attempt_matched"], turn.rejected["public_tests"]) == (
+        1,
+        1,
+        2,
+    )
+    wrong = "n = int(input())\nprint(n + 2)\n"
+    assert run.final_code == wrong and run.final_program() == (0, wrong)  # the attempt, not the fix
+    assert turn.text.startswith("```python\n")  # the prefilled fence streamed once, as the start of the text
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert 'data-testid="repair-not-kept"' in page
+    assert "The fix is not kept: its simulation matched 1 of 2 public tests, the attempt" in page
+    assert "Not asked: the fix of turn 1 was not kept, so the repair stopped there." in page
+
+
+def test_a_program_the_simulation_accepts_is_submitted_unasked_and_the_page_says_so(
+    alice, client, monkeypatch
+):
+    script = PipelineScript(solve=[RIGHT], simulate=_perfect_simulator)
+    run = _solve_for_real(alice, monkeypatch, script, k=1, turns=2, repair="guided")
+    turn = RepairTurn.objects.get(run=run, turn=1)
+    assert turn.submitted and turn.decided_by == "simulation" and turn.text == ""
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert 'data-testid="repair-submitted-unasked"' in page and "without asking the model" in page
+    assert 'data-testid="repair-submitted"' not in page
+    assert "Not asked: the program matched every public test at turn 1, so it was submitted." in page

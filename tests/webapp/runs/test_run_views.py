@@ -27,6 +27,22 @@ def test_solving_creates_a_run_with_settings_and_a_recorded_seed(client, alice, 
     assert no_enqueue == [run.id]
 
 
+def test_the_repair_mode_reaches_the_run_s_settings(client, alice, problem, no_enqueue):
+    from simulator.pipeline.settings import RunSettings
+
+    client.force_login(alice)
+    form = client.get(f"/problems/{problem.pk}/").content.decode()
+    assert 'name="repair"' in form and "Repair mode" in form
+    assert '<option value="guided" selected>' in form  # the pipeline's default
+    base = {"k": 1, "turns": 1, "sims": 1, "temperature": 0.5}
+    client.post(f"/problems/{problem.pk}/solve/", {**base, "repair": "model"})
+    client.post(f"/problems/{problem.pk}/solve/", base)  # a form without the field: the default, recorded
+    client.post(f"/problems/{problem.pk}/solve/", {**base, "repair": "free"})  # not a mode: refused
+    runs = list(Run.objects.order_by("created_at"))
+    assert [r.settings["repair"] for r in runs] == ["model", RunSettings.repair]
+    assert [r.pipeline_settings.repair for r in runs] == ["model", "guided"]
+
+
 def test_solving_rejects_out_of_range_settings(client, alice, problem, no_enqueue):
     client.force_login(alice)
     client.post(f"/problems/{problem.pk}/solve/", {"k": 999, "turns": 1, "sims": 1, "temperature": 0.5})

@@ -1,0 +1,176 @@
+"""Guided repair (``RunSettings.repair="guided"``, the default): the verdicts decide whether to ask,
+the reply is prefilled to be a program, and a fix is kept only when it matches more public tests.
+The paper's scaffold (``repair="model"``) is tested in test_pipeline_run.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from simulator.llm.testing import FakeModelServer, PipelineScript
+from simulator.pipeline import Event
+from simulator.problem import Problem
+from simulator.prompts import kind_of, repair, solve
+from simulator.prompts.parsing import REPEATED
+from tests.simulator.pipeline.pipeline_doubles import (
+    DOUBLE_PROBLEM,
+    RIGHT,
+    WRONG,
+    ExecutorDouble,
+    fence,
+    of_type,
+    perfect_simulator,
+    run_script,
+)
+
+WRONG_CODE = "n = int(input())\nprint(n + 2)\n"  # matches public test 2 -> 4 only: 1 of 2
+RIGHT_CODE = "n = int(input())\nprint(2 * n)\n"  # 2 of 2
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+def guided(script: PipelineScript, **settings: Any) -> tuple[list[Event], FakeModelServer]:
+    """A run in the default repair mode (guided: not passed) and the fake server it talked to."""
+    server = FakeModelServer(script)
+    return run_script(script, server=server, **{"k": 1, "turns": 3, "seed": 0, **settings}), server
+
+
+def repair_requests(server: FakeModelServer) -> list[dict[str, Any]]:
+    return [body for body in server.requests if kind_of(body["messages"]) == "repair"]
+
+
+def test_a_program_matching_every_public_test_is_submitted_without_asking() -> None:
+    script = PipelineScript(solve=RIGHT, simulate=perfect_simulator, repair=[fence("print(0)\n")])
+    events, server = guided(script)
+    assert repair_requests(server) == [] and "repair" not in script.calls
+    assert of_type(events, "repair_delta") == []
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert turn == {
+        "turn": 1,
+        "submitted": True,
+        "code": None,
+        "text": "",
+        "feedback": [
+            {"input": "2\n", "expected": "4\n", "output": "4\n"},
+            {"input": "5\n", "expected": "10\n", "output": "10\n"},
+        ],
+        "parse_error": None,
+        "decided_by": "simulation",
+    }
+    finished = events[-1].payload
+    assert finished["submitted"] is True and finished["turns_used"] == 0  # no repair prompt asked
+    assert finished["code"] == RIGHT_CODE and finished["totals"]["requests"] == 1 + 2
+
+
+def test_in_oracle_mode_real_execution_decides() -> None:
+    def lying_simulator(code: str, stdin: str) -> str:
+        return "<output>\n0\n"
+
+    script = PipelineScript(solve=RIGHT, simulate=lying_simulator)
+    events, server = guided(script, oracle=True, executor=ExecutorDouble())
+    assert repair_requests(server) == []
+    assert of_type(events, "repair_turn")[0].payload["decided_by"] == "real execution"
+
+
+def test_a_failing_program_is_asked_for_a_program_with_the_prefilled_fence_and_the_solve_stop() -> None:
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[RIGHT])
+    events, server = guided(script)
+    (body,) = repair_requests(server)  # turn 2: the fix matches every test, so nothing is asked
+    feedback = [repair.Feedback("2\n", "4\n", "4\n"), repair.Feedback("5\n", "10\n", "7\n")]
+    asked = repair.messages(Problem.from_dict(DOUBLE_PROBLEM), WRONG_CODE, feedback)
+    assert body["messages"] == [*asked, {"role": "assistant", "content": solve.PREFILL}]
+    assert body["stop"] == list(solve.STOP) and body["continue_final_message"] is True
+    turns = [e.payload for e in of_type(events, "repair_turn")]
+    assert [(t["turn"], t["decided_by"], t["submitted"]) for t in turns] == [
+        (1, "model", False),
+        (2, "simulation", True),
+    ]
+    # the server returned the program after the prefill, without the closing fence (the stop string)
+    assert turns[0]["code"] == RIGHT_CODE and turns[0]["parse_error"] is None
+    assert turns[0]["text"] == solve.PREFILL + RIGHT_CODE.rstrip("\n")
+    # the stream shows the prefilled fence once, at its start: the deltas add up to the text
+    deltas = [e.payload["text"] for e in of_type(events, "repair_delta")]
+    assert deltas[0].startswith(solve.PREFILL) and "".join(deltas) == turns[0]["text"]
+    assert "".join(deltas).count("```") == 1
+
+
+def test_a_fix_matching_more_public_tests_replaces_the_attempt() -> None:
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[RIGHT])
+    events, _ = guided(script, real=True)
+    assert [v.payload["match"] for v in of_type(events, "verdict") if v.payload["turn"] == 1] == [True, True]
+    assert of_type(events, "repair_rejected") == []
+    finished = events[-1].payload
+    assert finished["code"] == RIGHT_CODE and finished["passed_public_simulated"] == 2
+    assert finished["turns_used"] == 1 and finished["submitted"] is True
+    assert {e.payload["turn"] for e in of_type(events, "execution")} == {1}  # the fix runs for real
+    assert finished["real"]["passed_private"] == 1
+
+
+@pytest.mark.parametrize(
+    ("fix", "matched"),
+    [
+        ("n = int(input())\nprint(n * n)\n", 1),  # 2 -> 4 right, 5 -> 25 wrong: as many as the attempt
+        ("n = int(input())\nprint(n)\n", 0),  # fewer
+    ],
+)
+def test_a_fix_matching_no_more_public_tests_is_not_kept(fix: str, matched: int) -> None:
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[fence(fix)])
+    events, server = guided(script, real=True)
+    assert len(repair_requests(server)) == 1  # the repair ends there
+    assert of_type(events, "repair_turn")[0].payload["code"] == fix  # the fix was read and simulated
+    assert len([v for v in of_type(events, "verdict") if v.payload["turn"] == 1]) == 2
+    (rejected,) = [e.payload for e in of_type(events, "repair_rejected")]
+    assert rejected == {
+        "turn": 1,
+        "matched": matched,
+        "attempt_matched": 1,
+        "public_tests": 2,
+        "judged_by": "simulation",
+        "reason": f"not kept: its simulation matched {matched} of 2 public tests, the attempt's 1",
+    }
+    types = [e.type for e in events]
+    last_verdict = max(i for i, e in enumerate(events) if e.type == "verdict" and e.payload["turn"] == 1)
+    assert last_verdict < types.index("repair_rejected") < types.index("run_finished")
+    finished = events[-1].payload
+    assert finished["code"] == WRONG_CODE and finished["passed_public_simulated"] == 1  # the attempt's
+    assert finished["submitted"] is False and finished["turns_used"] == 1
+    assert {e.payload["turn"] for e in of_type(events, "execution")} == {0}  # the attempt runs for real
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        (WRONG, REPEATED),  # the attempt again
+        ("I would keep it as it is.", "does not parse"),  # prose inside the prefilled block
+        ("```#SUBMIT```", "no fenced ```python code block"),  # the paper's answer is no program here
+    ],
+)
+def test_a_reply_without_a_new_program_ends_the_repair_and_keeps_the_attempt(reply: str, error: str) -> None:
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[reply])
+    events, server = guided(script)
+    assert len(repair_requests(server)) == 1
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert turn["code"] is None and turn["submitted"] is False and error in turn["parse_error"]
+    assert [v for v in of_type(events, "verdict") if v.payload["turn"] == 1] == []
+    assert events[-1].payload["code"] == WRONG_CODE and events[-1].payload["submitted"] is False
+
+
+def test_an_empty_reply_still_streams_the_prefilled_fence() -> None:
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[solve.PREFILL])
+    events, _ = guided(script)
+    assert [e.payload["text"] for e in of_type(events, "repair_delta")] == [solve.PREFILL]
+    assert of_type(events, "repair_turn")[0].payload["text"] == solve.PREFILL
+
+
+def test_model_mode_asks_the_paper_s_free_reply() -> None:
+    script = PipelineScript(solve=RIGHT, simulate=perfect_simulator, repair=["```#SUBMIT```"])
+    events, server = guided(script, repair="model")
+    (body,) = repair_requests(server)  # asked although every simulation matches
+    assert body["messages"][-1]["role"] == "user" and "stop" not in body
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert turn["decided_by"] == "model" and turn["submitted"] is True and turn["text"] == "```#SUBMIT```"
