@@ -103,7 +103,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     data.add_argument("--repair-mutants", type=int, default=1, help="fix examples per program")
     data.add_argument("--repair-attempts", type=int, default=6, help="mutants tried per program")
     data.add_argument(
-        "--submit-share", type=float, default=0.5, help="share of #SUBMIT among repair examples"
+        "--submit-share", type=float, default=0.5, help="share of #SUBMIT among repair examples (model)"
+    )
+    data.add_argument(
+        "--repair-mode",
+        choices=("guided", "model"),
+        default="guided",
+        help="the repair request taught, as RunSettings.repair: guided (the pipeline's default: the reply "
+        "prefilled to be the fixed program; fix examples only) or model (the paper's free reply: a fix "
+        "or #SUBMIT)",
     )
     data.add_argument(
         "--benchmarks",
@@ -485,8 +493,10 @@ def _repair_and_solve(
             attempts=args.repair_attempts,
             submit_share=args.submit_share,
             benchmark_index=index,
+            mode=args.repair_mode,
         )
         counts["repair"]["decontaminated_against"] = len(index)
+        counts["repair"]["mode"] = args.repair_mode
         bar("repair examples", 1, 1)
     if "solve" in kinds and args.solve_url:
         import random

@@ -21,7 +21,9 @@ SOURCES = {
     "inputs, answered by the narration of the real trace (simulator.nlex.narrator); annotator exports",
     "repair": "the Self-RLEF feedback prompt (simulator.prompts.repair) on synthesised programs: fix = a "
     "mutant (training.data.mutations) that fails its public test in the sandbox, with the real output, "
-    "answered by the original program; submit = the original with its real output, answered #SUBMIT",
+    "answered by the original program; submit = the original with its real output, answered #SUBMIT "
+    "(--repair-mode model); guided (the default, as the pipeline asks): fix examples only, the reply "
+    "prefilled with the opening fence and answered by the original program alone",
     "solve": "the solve prompt (simulator.prompts.solve, prefilled fence, stop at the closing fence) on "
     "the problem made from a synthesised program's signature and tests, answered by that program "
     "(sandbox-checked against every test)",

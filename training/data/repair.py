@@ -10,6 +10,12 @@ Two styles, balanced (``submit_share``, default one half):
 - ``submit``: the correct program with its real feedback (every output matches), answered
   ```#SUBMIT```.
 
+Those are the paper's scaffold (``RunSettings.repair = "model"``: the model's free reply decides).
+``mode="guided"`` (the pipeline's default) builds the request guided repair sends instead: the same
+prompt with the reply prefilled with the solve prompt's opening fence, answered by the original
+program alone (``training.data.solve.solve_completion``); it has fix examples only, since guided repair
+never asks about a program whose feedback matches.
+
 The prompt is ``simulator.prompts.repair.messages`` with ``repair.Feedback`` built the way the pipeline
 builds it (``repair.feedback_input``, the expected output, ``real_output``: what the oracle mode puts in
 the feedback), on the problem ``training.data.problems.synth_problem`` makes; the answer parses with
@@ -27,11 +33,13 @@ from typing import Any
 
 from simulator.execution import RunPrograms
 from simulator.nlex.verify import shorten
+from simulator.pipeline.settings import REPAIR_MODES
 from simulator.problem import Problem
-from simulator.prompts import repair
+from simulator.prompts import repair, solve
 from simulator.prompts.parsing import SUBMIT, parse_repair
 from training.data.mutations import Mutant, sample
 from training.data.problems import Checked, TestRun, run_tests
+from training.data.solve import solve_completion
 from training.execution import run_programs
 from training.synth.normalize import fingerprint
 
@@ -75,13 +83,17 @@ def repair_examples(
     submit_share: float = 0.5,
     executor: RunPrograms = run_programs,
     benchmark_index: dict[str, str] | None = None,
+    mode: str = "model",
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Fix and submit examples from programs that pass their tests (``problems.passing``), in a seeded
     order, deduplicated by prompt; returns (examples, counts). Up to ``attempts`` mutants are tried
     per program (kinds drawn uniformly); of the real bugs, ``mutants_per_program`` are kept, the kinds
-    kept least so far first."""
+    kept least so far first. ``mode``: the repair request's form (``RunSettings.repair``); "guided"
+    has fix examples only (``submit_share`` unused)."""
     if not 0.0 < submit_share < 1.0:
         raise ValueError("submit_share must be between 0 and 1 (exclusive)")
+    if mode not in REPAIR_MODES:
+        raise ValueError(f"mode must be one of {', '.join(REPAIR_MODES)}, not {mode!r}")
     rng = random.Random(seed)
     tried = [(item, sample(item.record.code, rng, attempts)) for item in checked]
     runs = run_tests([(item.problem, [m.code for m in ms]) for item, ms in tried], executor=executor)
@@ -96,7 +108,7 @@ def repair_examples(
             if reason:
                 counts[f"rejected_{reason}"] += 1
                 continue
-            example = _fix_example(item, mutant, mutant_runs)
+            example = _fix_example(item, mutant, mutant_runs, guided=mode == "guided")
             if example is None:
                 counts["rejected_answer_unparsed"] += 1
                 continue
@@ -108,11 +120,13 @@ def repair_examples(
             counts[f"mutation_{kind}"] += 1
         if not candidates:
             counts["no_mutation_site"] += 1
-        submits.append(_submit_example(item))
+        if mode == "model":
+            submits.append(_submit_example(item))
     fixes, submits = _dedup(fixes), _dedup(submits)
     rng.shuffle(fixes)
     rng.shuffle(submits)
-    fixes, submits = _balance(fixes, submits, submit_share)
+    if mode == "model":
+        fixes, submits = _balance(fixes, submits, submit_share)
     examples = fixes + submits
     rng.shuffle(examples)
     counts.update(fix=len(fixes), submit=len(submits))
@@ -133,13 +147,20 @@ def _rejection(
     return None
 
 
-def _fix_example(item: Checked, mutant: Mutant, runs: Sequence[TestRun]) -> dict[str, Any] | None:
+def _fix_example(
+    item: Checked, mutant: Mutant, runs: Sequence[TestRun], *, guided: bool
+) -> dict[str, Any] | None:
     """The fix example, or None when the pipeline would not read its answer as this fix."""
-    answer = fix_answer(item.problem, runs, mutant, item.record.code)
-    parsed = parse_repair(answer, mutant.code)
-    if parsed.code is None or parsed.code.strip() != item.record.code.strip():
-        return None
     messages = repair.messages(item.problem, mutant.code, feedback(item.problem, runs))
+    if guided:  # the reply is prefilled to be a program, read as a solve reply is
+        messages = [*messages, {"role": "assistant", "content": solve.PREFILL}]
+        answer = solve_completion(item.record.code)
+        code = solve.parse(answer.removeprefix(solve.PREFILL).removesuffix(solve.STOP[0])).code
+    else:
+        answer = fix_answer(item.problem, runs, mutant, item.record.code)
+        code = parse_repair(answer, mutant.code).code
+    if code is None or code.strip() != item.record.code.strip():
+        return None
     return _example(item, messages, answer, "fix", mutant=mutant, attempt=mutant.code)
 
 
@@ -162,7 +183,7 @@ def _example(
     return {
         "kind": "repair",
         "style": style,
-        "prompt": messages[-1]["content"],
+        "prompt": next(m["content"] for m in reversed(messages) if m["role"] == "user"),
         "completion": answer,
         "messages": messages,
         "attempt": attempt,  # the attempted program the prompt shows

@@ -238,6 +238,22 @@ def test_every_prompt_is_the_request_the_pipeline_sends():
     assert example["messages"] == simulate
 
 
+def test_guided_fix_examples_are_the_request_guided_repair_sends():
+    checked, _ = passing(records())
+    item = checked[0]
+    examples, stats = repair_examples(checked, seed=0, mode="guided")
+    assert examples and {e["style"] for e in examples} == {"fix"} and stats["submit"] == 0
+    fix = next(e for e in examples if e["program_id"] == "p1")
+    requests = _pipeline_requests(item.problem, fix["attempt"], turns=1, oracle=True, repair="guided")
+    asked = {kind_of(r["messages"]): r["messages"] for r in requests}["repair"]
+    assert asked == fix["messages"] and asked[-1] == {"role": "assistant", "content": solve.PREFILL}
+    assert fix["prompt"] == asked[-2]["content"]
+    reply = fix["completion"].removeprefix(solve.PREFILL).removesuffix(solve.STOP[0])
+    assert solve.parse(reply).code.strip() == item.record.code.strip()  # the original program
+    with pytest.raises(ValueError, match="mode"):
+        repair_examples(checked, mode="free")
+
+
 def test_the_mix_keeps_shares_and_styles_and_is_seeded():
     by_kind = {
         "simulate": [{"kind": "simulate", "style": s, "i": i} for i, s in enumerate(["call", "stdin"] * 50)],
