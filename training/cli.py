@@ -242,6 +242,11 @@ def _model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=2)
     parser.add_argument("--grad-accum", type=int, default=None)
     parser.add_argument("--threads", type=int, help="torch CPU threads")
+    parser.add_argument(
+        "--cpu-bf16",
+        action="store_true",
+        help="on a CPU with bf16 instructions (AVX512-BF16, AMX), train under bf16 autocast (fp32 weights)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--resume",
@@ -572,6 +577,7 @@ def _sft(args: argparse.Namespace) -> int:
         seed=args.seed,
         gradient_checkpointing=args.gradient_checkpointing,
         threads=args.threads,
+        cpu_bf16=args.cpu_bf16,
         max_minutes=args.max_minutes,
         save_steps=args.save_steps,
         resume=str(args.resume) if args.resume else None,
@@ -612,6 +618,7 @@ def _rl(args: argparse.Namespace) -> int:
         seed=args.seed,
         vllm=args.vllm,
         threads=args.threads,
+        cpu_bf16=args.cpu_bf16,
         format=args.format,
         max_minutes=args.max_minutes,
         save_steps=args.save_steps,

@@ -1,5 +1,5 @@
 """Chat-format SFT (`train sft --format chat`) trains on the requests the pipeline sends, prefilled
-ones included (tiny random model, real TRL)."""
+ones included (tiny random model, real TRL), under bf16 autocast where the CPU has it (--cpu-bf16)."""
 
 from __future__ import annotations
 
@@ -47,8 +47,21 @@ def test_chat_sft_trains_on_prefilled_and_open_requests(tiny_model_dir, tmp_path
             max_length=1024,
             threads=1,
             eval_examples=2,
+            cpu_bf16=True,
         )
     )
     losses = [e["loss"] for e in summary["log_history"] if "loss" in e]
     assert summary["steps"] == 3 and losses and all(math.isfinite(x) and x > 0 for x in losses)
     assert (tmp_path / "sft" / "adapter" / "adapter_model.safetensors").is_file()
+
+
+def test_cpu_bf16_is_asked_for_and_needs_the_instructions():
+    import pytest
+    import torch
+
+    from training.runs import cpu_has_bf16, device_kwargs
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA machine trains in bf16 whatever is asked")
+    assert device_kwargs()["bf16"] is False  # fp32 unless asked
+    assert device_kwargs(cpu_bf16=True)["bf16"] is cpu_has_bf16()

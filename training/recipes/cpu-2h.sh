@@ -40,7 +40,7 @@ if compgen -G "$OUT/sft/checkpoints/checkpoint-*" >/dev/null; then RESUME=(--res
 $X train sft      --model "$BASE" --data "$OUT/data/sft.jsonl" --out "$OUT/sft" --format chat "${RESUME[@]}" \
                   --init-adapter "$CURRENT/adapter" \
                   --max-minutes "${SFT_MINUTES:-45}" --max-steps 2000 --save-steps 20 --lr 3e-4 --max-length 1024 \
-                  --batch-size 1 --grad-accum 8 --threads 2
+                  --batch-size 1 --grad-accum 8 --threads 2 --cpu-bf16
 $X train export   --checkpoint "$OUT/sft/adapter" --out "$OUT/export" --summary "$OUT/sft/summary.json" \
                   --card "$OUT/synth/card.json"
 rm -rf "$OUT/eval/sft"  # the adapter changed: its evaluation is new (the request cache would answer old replies)

@@ -106,6 +106,7 @@ class RLRunConfig:
     format: str = "text"  # "text": prompts as strings; "chat": one user message (the model's chat template)
     logging_steps: int = 1
     threads: int | None = None  # torch CPU threads (1 is fastest for tiny models on a busy machine)
+    cpu_bf16: bool = False  # bf16 autocast on a CPU with bf16 instructions (training.runs.device_kwargs)
     max_minutes: float | None = None  # stop after this much training time (then save, resumable)
     save_steps: int = 50  # a resumable checkpoint every this many optimizer steps (and at the end)
     resume: str | None = None  # a run folder or checkpoint to continue (training.runs)
@@ -155,7 +156,7 @@ def run_grpo(
         lr_scheduler_type="constant",
         warmup_steps=0,
         **history.trainer_args(config),
-        **device_kwargs(),
+        **device_kwargs(config.cpu_bf16),
     )
     trainer = GRPOTrainer(
         model=model,
