@@ -87,8 +87,8 @@ def trainable(model: Any, config: Any) -> tuple[Any, Any]:
 
 def device_kwargs(cpu_bf16: bool = False) -> dict[str, Any]:
     """Trainer arguments for this machine: bf16 on CUDA; on CPU fp32, or bf16 autocast (fp32 weights)
-    with ``cpu_bf16`` where the CPU has bf16 instructions (AVX512-BF16 or AMX: about twice the steps
-    per hour on this project's machines, docs/results.md)."""
+    with ``cpu_bf16`` where the CPU has bf16 instructions (AVX512-BF16 or AMX: a step 1.9x faster on
+    this project's machines, bench/train_precision.py)."""
     import torch
 
     if torch.cuda.is_available():
