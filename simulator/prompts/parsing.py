@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 OPENING = re.compile(r"\s*```\s*([\w+-]*)\s*$")
 SUBMIT = "#SUBMIT"
-REPEATED = "the reply repeats the attempted code without #SUBMIT"  # a repair parse error, counted apart
+REPEATED = "the reply repeats the attempted code unchanged"  # a repair parse error, counted apart
 AnswerForm = Literal["call", "stdout"]
 
 # Openers of an answer block and their closers; the last opener in the reply starts the answer.
