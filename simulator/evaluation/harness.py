@@ -26,6 +26,7 @@ from simulator.evaluation.cache import RequestCache
 from simulator.evaluation.metrics import Estimate, wilson
 from simulator.evaluation.requests import Requester
 from simulator.llm.client import ChatClient
+from simulator.pipeline.settings import RunSettings
 from simulator.problem import Problem, ProblemError
 
 T = TypeVar("T")
@@ -47,7 +48,7 @@ class EvalSettings:
     concurrency: int = 8
     seed: int = 0
     turns: int = 2  # self-rlef: repair turns after the first program
-    repair: str = "guided"  # self-rlef: who decides a repair turn (RunSettings.repair)
+    repair: str = RunSettings.repair  # self-rlef: who decides a repair turn
     sims: int = 1  # mbpp: simulations per public test (majority vote)
 
     def to_dict(self) -> dict[str, Any]:

@@ -280,8 +280,8 @@ class Job:
             error = parsed.error
             if error and forced:
                 error += " (the narration hit the token budget; the answer was then asked for at once)"
-            elif error and cut:
-                error += " (the reply hit the token budget)"
+            else:
+                error = _noting_cut(error, cut)
             self.emit(
                 "simulation_done",
                 **labels,
@@ -431,9 +431,7 @@ class _SolveJob(Job):
         codes: dict[int, str] = {}
         for choice in result.choices:
             parsed = solve.parse(choice.text)
-            error = parsed.error
-            if error and choice.finish_reason == "length":
-                error += " (the reply hit the token budget)"
+            error = _noting_cut(parsed.error, choice.finish_reason == "length")
             self.emit(
                 "candidate_done",
                 candidate=choice.index,
@@ -611,9 +609,7 @@ class _SolveJob(Job):
         parsed = solve.parse(choice.text)
         if parsed.code is not None and parsed.code.strip() == code.strip():
             return text, RepairParse(submitted=False, error=REPEATED)
-        error = parsed.error
-        if error and choice.finish_reason == "length":
-            error += " (the reply hit the token budget)"
+        error = _noting_cut(parsed.error, choice.finish_reason == "length")
         return text, RepairParse(submitted=False, code=parsed.code, error=error)
 
     # -- 5. execute the final program for real --------------------------------------------------------
@@ -658,6 +654,11 @@ def _winning_text(
         (t for t, p in zip(texts, predictions, strict=True) if p is not None and vote_key(kind, p) == key),
         None,
     )
+
+
+def _noting_cut(error: str | None, cut: bool) -> str | None:
+    """A reply's parse error, saying so when the reply was cut by its token budget."""
+    return f"{error} (the reply hit the token budget)" if error and cut else error
 
 
 def _not_kept(judged_by: str, matched: int, before: int, public: int) -> str:
