@@ -298,6 +298,18 @@ def test_no_code_in_any_candidate_fails_the_run() -> None:
     assert "none of the 2 candidates" in events[-1].payload["message"]
 
 
+def test_a_parse_error_says_when_the_reply_was_cut_by_its_budget() -> None:
+    def errors(max_tokens: int) -> list[str]:
+        script = PipelineScript(solve="I cannot do that. " * 40, simulate=perfect_simulator)
+        events = run_script(script, k=1, max_tokens=max_tokens)
+        return [e.payload["parse_error"] for e in of_type(events, "candidate_done")]
+
+    (cut,) = errors(16)
+    (whole,) = errors(4096)
+    assert cut.endswith(" (the reply hit the token budget)")
+    assert "token budget" not in whole and cut.startswith(whole)
+
+
 def test_a_server_failure_mid_run_fails_it_cleanly() -> None:
     def responder(body: dict[str, Any]):
         if "<input>" in question(body):
