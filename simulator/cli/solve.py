@@ -316,10 +316,8 @@ class _SolvePrinter(_RichPrinter):
         got = p["simulated"] if p["source"] == "simulated" else (p.get("real") or {}).get("output")
         got = "(no answer)" if got is None else got
         turn = f" turn {p['turn']}" if p.get("turn") else ""
-        line = (
-            f"candidate {p['candidate']}{turn} · test {p['test']}: {mark} "
-            f"({p['source']} {_short(got)}, expected {_short(p['expected'])})"
-        )
+        said = f"not simulated: {p['reason']}" if p["source"] == "checked" else f"{p['source']} {_short(got)}"
+        line = f"candidate {p['candidate']}{turn} · test {p['test']}: {mark} ({said}, expected {_short(p['expected'])})"
         if p.get("votes"):
             line += " votes " + ", ".join(f"{_short(v['predicted'])}x{v['count']}" for v in p["votes"])
         real = p.get("real")

@@ -10,8 +10,11 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
 - ``best@k-sim``          by simulation: for each public test ``assert f(args) == expected`` the model
                           predicts ``f(args)`` given the candidate's code (the CRUXEval-O prompt; greedy,
                           or with ``--sims m`` the majority vote of m samples); a prediction matches when
-                          it equals ``expected`` by Python value. Most matches wins; ties are broken at
-                          random with a seeded RNG (seed + item index): one draw per problem (Wilson).
+                          it equals ``expected`` by Python value. A candidate that cannot pass
+                          (``pipeline.static.cannot_pass``: it does not parse or never defines the
+                          function) scores 0 whatever its simulation said, as in the pipeline. Most
+                          matches wins; ties are broken at random with a seeded RNG (seed + item
+                          index): one draw per problem (Wilson).
 - ``best@k-sim-expected`` the same pick's expected correctness over the random tie-break (the mean over
                           the tied candidates): the figure without the draw's noise (bootstrap). With
                           n a multiple of k, each disjoint group of k candidates is one Best@k and the
@@ -22,8 +25,11 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
 
 ``extra.paired`` holds ``best@k-sim-expected`` minus ``best@k-random`` (and the oracle's) per problem
 with a paired bootstrap 95% interval (``paired.paired_bootstrap``): what selection by simulation gains
-over picking blindly. The simulation gap is ``best@k-oracle - best@k-sim``. ``extra.solve`` reports
-completion tokens per candidate and the share of replies cut by the token limit. A record that cannot
+over picking blindly; and minus the same selection without the static check (every candidate is
+simulated, so both are measured in one run): what the check adds. ``extra.cannot_pass`` counts the
+candidates the check judged, and those of them that really passed (0 unless the check is wrong).
+The simulation gap is ``best@k-oracle - best@k-sim``. ``extra.solve`` reports completion tokens per
+candidate and the share of replies cut by the token limit. A record that cannot
 become a problem (no ``assert f(args) == value``) is skipped and listed in ``extra.unconverted``.
 """
 
@@ -43,6 +49,7 @@ from simulator.evaluation.paired import paired_bootstrap
 from simulator.evaluation.scoring import answer_found, extract_answer, prediction_passes, run_check
 from simulator.pipeline.matching import majority
 from simulator.pipeline.settings import RunSettings
+from simulator.pipeline.static import cannot_pass
 from simulator.problem import Problem
 from simulator.prompts import solve
 
@@ -150,9 +157,12 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             for t, (expr, expected) in enumerate(public)
         ]
         matched = await asyncio.gather(*(job for _, job in jobs))  # all of an item's simulations at once
-        sim_scores = [0.0] * used
+        raw_scores = [0.0] * used
         for (c, _), match in zip(jobs, matched, strict=True):
-            sim_scores[c] += int(match)
+            raw_scores[c] += int(match)
+        # what the pipeline knows without simulating: a program that cannot pass scores nothing
+        checked = [cannot_pass(problem, code) if code else None for code in codes[:used]]
+        sim_scores = [0.0 if why else score for why, score in zip(checked, raw_scores, strict=True)]
         oracle_scores = [float(x) for x in real_public]
         rng = random.Random(ctx.settings.seed + index)
         # the one drawn pick: from the first group, as a run of the pipeline with k candidates picks
@@ -169,7 +179,12 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "n": len(codes),
             "correct": sum(real_all),
             "candidates": [
-                {"code": code, "passed": passed, "sim_matches": sim_scores[i] if i < used else None}
+                {
+                    "code": code,
+                    "passed": passed,
+                    "sim_matches": raw_scores[i] if i < used else None,
+                    "cannot_pass": checked[i] if i < used else None,
+                }
                 for i, (code, passed) in enumerate(zip(codes, real_all, strict=True))
             ],
             "chosen": chosen,
@@ -177,6 +192,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "groups": len(groups),
             "expected": {
                 "sim": expected(sim_scores),
+                "sim-unchecked": expected(raw_scores),
                 "oracle": expected(oracle_scores),
                 "random": sum(real_all[:used]) / used,
             },
@@ -197,10 +213,14 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     metrics[f"best@{k}-random"] = bootstrap([r["expected"]["random"] for r in records])
     gap = metrics[f"best@{k}-oracle"].value - metrics[f"best@{k}-sim"].value
     paired = {}
-    for way in ("sim", "oracle"):
-        pairs = [(r["expected"]["random"], r["expected"][way]) for r in records]
+    for name, (base, way) in {
+        f"best@{k}-sim-minus-random": ("random", "sim"),
+        f"best@{k}-oracle-minus-random": ("random", "oracle"),
+        f"best@{k}-sim-minus-sim-unchecked": ("sim-unchecked", "sim"),
+    }.items():
+        pairs = [(r["expected"][base], r["expected"][way]) for r in records]
         value, low, high = paired_bootstrap(pairs, seed=ctx.settings.seed)
-        paired[f"best@{k}-{way}-minus-random"] = {
+        paired[name] = {
             "value": value,
             "low": low,
             "high": high,
@@ -259,6 +279,12 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "simulation_gap": gap,
             "paired": paired,
             "solve": solve_cost,
+            "cannot_pass": {  # candidates judged without simulation, and how many of them really passed
+                "candidates": sum(bool(c["cannot_pass"]) for r in records for c in r["candidates"]),
+                "really_passed": sum(
+                    bool(c["cannot_pass"]) and c["passed"] for r in records for c in r["candidates"]
+                ),
+            },
             "sims": sims,
             "tables": tables,
             "unconverted": unconverted,

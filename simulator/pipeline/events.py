@@ -13,8 +13,8 @@ turn t the program after t repairs:
 - ``candidate_done``    {candidate, text, code, parse_error, tokens, finish_reason}
 - ``simulation_delta``  {candidate, test, turn, sample, text}   streamed NLEX
 - ``simulation_done``   {candidate, test, turn, sample, text, predicted, parse_error, tokens, forced}
-- ``verdict``           {candidate, test, turn, expected, source: simulated|real, simulated, match,
-                         votes?, real?}
+- ``verdict``           {candidate, test, turn, expected, source: simulated|real|checked, simulated,
+                         match, reason?, votes?, real?}
 - ``selected``          {candidate, scores, tied, seed, reason}
 - ``repair_delta``      {turn, text}
 - ``repair_turn``       {turn, submitted, code, text, feedback, parse_error, decided_by}

@@ -8,6 +8,8 @@ the web app persists and forwards them, the evaluation aggregates them. What hap
 2. simulate: every candidate x public test, concurrently (at most ``concurrency`` at a time), each
    ``sims`` samples from one request (majority vote); in oracle mode the programs run for real instead;
    with ``real`` each verdict also records the real output and the first NLEX claim the trace refutes;
+   a program known to fail without simulating it (``static.cannot_pass``: it does not parse, or never
+   defines the function the tests call) is judged so (``source: checked``) and not simulated;
 3. select: most matching public tests wins, ties broken by a ``random.Random(seed)``;
 4. repair: up to ``turns`` turns of the paper's feedback prompt; every new program is simulated (or
    run, in oracle mode) on the public tests, labelled with its ``turn``. ``settings.repair`` says who
@@ -58,6 +60,7 @@ from simulator.pipeline.matching import majority, problem_matches, vote_key
 from simulator.pipeline.real_execution import in_page_order
 from simulator.pipeline.selection import best_of
 from simulator.pipeline.settings import RunSettings
+from simulator.pipeline.static import cannot_pass
 from simulator.pipeline.stream import Emit, stream_events
 from simulator.problem import Problem, TestCase
 from simulator.prompts import repair, simulate, solve
@@ -479,6 +482,15 @@ class _SolveJob(Job):
                 "verdict", **base, source="real", simulated=None, match=real.passed, real=real.to_dict()
             )
             results[candidate][slot] = _Verdict(real.passed, real.output)
+            return
+        reason = cannot_pass(self.problem, code)
+        if reason is not None:  # known to fail without asking the model (simulator.pipeline.static)
+            checked: dict[str, Any] = {**base, "source": "checked", "simulated": None, "match": False}
+            if self.settings.real:
+                async with self.limit:
+                    checked["real"] = (await self.real(program, test.output, None)).to_dict()
+            self.emit("verdict", **checked, reason=reason)
+            results[candidate][slot] = _Verdict(False, f"[not simulated] {reason}")
             return
         labels = {"candidate": candidate, "test": index, "turn": turn}
         async with self.limit:

@@ -64,9 +64,10 @@ class SimulateForm(forms.Form):
 
 # The measured effect of repair with the default model, shown beside the field (docs/results.md).
 REPAIR_HELP = (
-    "Off by default: repair lowers the dev score today. Self-RLEF on the 164 MBPP dev problems, 1 turn: "
-    "the first program passed its public test in 16.5% of problems; after Guided repair 14.0% (4 "
-    "broken, 0 fixed), after Model repair 7.9% (14 broken, 0 fixed) (docs/results.md, Issue 12)."
+    "Off by default: repair does not raise the dev score today. Self-RLEF on the 164 MBPP dev problems, "
+    "1 turn: Guided repair broke 0 and fixed 0 programs (15.9% passing their public test before and "
+    "after; it broke 6 before fixes that cannot pass were judged so); Model repair broke 14 and fixed 0 "
+    "(16.5% -> 7.9%). None of 407 sampled fixes passed (docs/results.md, Issue 12)."
 )
 
 

@@ -265,7 +265,9 @@ class Verdict(models.Model):
     expected = models.TextField(blank=True)
     simulated = models.TextField(null=True, blank=True)
     match = models.BooleanField(default=False)
-    source = models.CharField(max_length=20, default="simulated")  # or "real execution" (oracle mode)
+    # "simulated", "real" (oracle mode) or "checked" (known to fail unsimulated: pipeline.static)
+    source = models.CharField(max_length=20, default="simulated")
+    reason = models.TextField(blank=True, default="")  # "checked": why the program cannot pass
     real = models.JSONField(null=True, blank=True)  # with `real`: executor.RealRun.to_dict()
 
     class Meta:
@@ -273,6 +275,11 @@ class Verdict(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "turn", "candidate", "test"], name="verdict_unique")
         ]
+
+    @property
+    def checked(self) -> str | None:
+        """Why the program fails this test, when that was known without simulating it (else None)."""
+        return self.reason if self.source == "checked" else None
 
 
 class RepairTurn(models.Model):

@@ -19,7 +19,9 @@ from webapp.runs.models import Run
 # Provenance that says where, not what: the model's folder and the model server's address.
 LOCAL_DETAILS = frozenset({"model_root", "server"})
 # What an event about a hidden test keeps: which test and program it is about, and how it ended.
-_KEPT = frozenset({"candidate", "test", "turn", "sample", "public", "status", "passed", "match", "source"})
+_KEPT = frozenset(
+    {"candidate", "test", "turn", "sample", "public", "status", "passed", "match", "source", "reason"}
+)
 
 
 def sees_private_tests(run: Run, viewer: Any) -> bool:

@@ -208,6 +208,7 @@ def _verdict(run: Run, p: dict[str, Any]) -> None:
             "simulated": p.get("simulated"),
             "match": bool(p.get("match")),
             "source": p.get("source") or "simulated",
+            "reason": p.get("reason") or "",
             "real": p.get("real"),
         },
     )

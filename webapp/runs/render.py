@@ -143,10 +143,15 @@ def _verdict(run: Run, p: dict[str, Any]) -> list[Part]:
         run=run, candidate=verdict.candidate, turn=verdict.turn, test=verdict.test
     ).first()
     real = really(verdict, execution)
-    return [
+    parts = [
         _verdict_cell(verdict, real),
         *_checked_texts(run, verdict.candidate, verdict.turn, verdict.test, real),
     ]
+    if verdict.checked:  # no simulation streams: say why where it would have
+        for n in range(int((run.settings or {}).get("sims", 1))):
+            dom = sim_dom(verdict.candidate, verdict.test, n, verdict.turn)
+            parts.append(_partial("simulation_result.html", sim=None, checked=verdict.checked, dom=dom))
+    return parts
 
 
 def _verdict_cell(verdict: Verdict, real: dict[str, Any] | None) -> str:

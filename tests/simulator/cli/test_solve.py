@@ -82,6 +82,39 @@ def test_solve_prints_a_readable_report(model_server, capsys) -> None:
     assert "final program" in out and "print(n * n)" in out
 
 
+def test_solve_says_why_a_program_that_cannot_pass_was_not_simulated(monkeypatch, tmp_path, capsys) -> None:
+    problem = tmp_path / "square.json"
+    tests = [{"input": "3", "output": "9"}]
+    spec = {
+        "title": "Square",
+        "statement": "Return x * x.",
+        "kind": "call",
+        "entry_point": "square",
+        "tests": tests,
+    }
+    problem.write_text(json.dumps(spec))
+    misnamed = "```python\ndef sq(x):\n    return x * x\n```"
+
+    def believes_all(code: str, call: str) -> str:
+        return f"[THOUGHT] t [/THOUGHT] [ANSWER] assert {call} == 9 [/ANSWER]"
+
+    server = FakeModelServer(
+        PipelineScript(solve=[misnamed, misnamed.replace("sq(", "square(")], simulate=believes_all)
+    )
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
+        monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+        assert main(["solve", str(problem), "--k", "2", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "candidate 0 · test 0: differs (not simulated: the program does not define square, which the tests"
+        in out
+    )
+    assert "selected candidate 1" in out
+    assert not any("def sq(" in m["content"] for b in server.requests[1:] for m in b["messages"])
+
+
 def test_solve_takes_the_repair_mode(model_server, capsys) -> None:
     assert main(["solve", str(SQUARE), "--k", "2", "--turns", "1", "--seed", "1", "--repair", "model"]) == 0
     out = capsys.readouterr().out

@@ -282,9 +282,10 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
     ]
     assert [c["passed"] for c in double["candidates"]] == [False, True]
     assert [c["sim_matches"] for c in double["candidates"]] == [1, 1]  # a tie on the public test
-    assert double["expected"] == {"sim": 0.5, "oracle": 0.5, "random": 0.5}
+    assert double["expected"] == {"sim": 0.5, "sim-unchecked": 0.5, "oracle": 0.5, "random": 0.5}
     assert [c["sim_matches"] for c in triple["candidates"]] == [0, 1]
-    assert triple["chosen"]["sim"] == 1 and triple["expected"] == {"sim": 1.0, "oracle": 1.0, "random": 0.5}
+    assert triple["chosen"]["sim"] == 1
+    assert triple["expected"] == {"sim": 1.0, "sim-unchecked": 1.0, "oracle": 1.0, "random": 0.5}
 
     metrics = record["metrics"]
     assert metrics["pass@1"]["value"] == pytest.approx(0.5)
@@ -454,5 +455,37 @@ async def test_mbpp_with_n_a_multiple_of_k_averages_best_at_k_over_disjoint_grou
     only = record["items"][0]
     assert only["groups"] == 2 and [c["sim_matches"] for c in only["candidates"]] == [0, 1, 1, 1]
     # group 1 (wrong, right): sim 1.0, random 0.5; group 2 (right, right): both 1.0
-    assert only["expected"] == {"sim": 1.0, "oracle": 1.0, "random": 0.75}
+    assert only["expected"] == {"sim": 1.0, "sim-unchecked": 1.0, "oracle": 1.0, "random": 0.75}
     assert record["extra"]["paired"]["best@2-sim-minus-random"]["value"] == pytest.approx(0.25)
+
+
+@pytest.mark.asyncio
+async def test_mbpp_a_candidate_that_cannot_pass_scores_nothing_whatever_its_simulation(
+    tmp_path: Path,
+) -> None:
+    """A program that never defines the function the test calls, simulated as right: selection knows
+    without simulating that it cannot pass (``pipeline.static``), and the same run reports the
+    selection without that check."""
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
+    _, right = MBPP_SOLVES["triple"]
+    misnamed = "def thrice(x):\n    return x * 3"  # the reply after the prefilled fence; no triple
+    solves = [misnamed, right]
+
+    def respond(body: dict[str, Any]) -> list[str]:
+        if body["messages"][0]["role"] == "system":
+            return solves[: body["n"]]
+        code, call = _sim_question(body)
+        claimed = "3" if "def triple" not in code else _honest(code, call)  # believes the misnamed one
+        return [f"[ANSWER]\nassert {call} == {claimed}\n[/ANSWER]"] * body["n"]
+
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2)
+    record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(FakeModelServer(respond)))
+
+    only = record["items"][0]
+    assert [c["sim_matches"] for c in only["candidates"]] == [1, 1]  # the simulation believes both
+    assert only["candidates"][0]["cannot_pass"] == "the program does not define triple, which the tests call"
+    assert only["candidates"][1]["cannot_pass"] is None
+    assert only["chosen"]["sim"] == 1
+    assert only["expected"] == {"sim": 1.0, "sim-unchecked": 0.5, "oracle": 1.0, "random": 0.5}
+    assert record["extra"]["paired"]["best@2-sim-minus-sim-unchecked"]["value"] == pytest.approx(0.5)
+    assert record["extra"]["cannot_pass"] == {"candidates": 1, "really_passed": 0}

@@ -57,3 +57,27 @@ def test_budget_and_repair_turns_say_what_happened(client, alice, ended):
     assert 'data-testid="repair-no-program"' in page and "No program in the reply" in page
     assert "Diff against the previous program" not in page
     assert 'data-testid="repair-skipped"' in page and "turn 1 gave no program" in page
+
+
+def test_a_program_known_to_fail_says_why_instead_of_a_simulation(client, alice, make_run):
+    """A verdict judged without simulating (``source: checked``, simulator.pipeline.static): the matrix
+    cell and the candidate's simulation slot say why, live and on the page."""
+    from webapp.runs.models import RunEvent
+    from webapp.runs.record import apply_event
+    from webapp.runs.render import render_event
+
+    run = make_run(status="finished", settings={"k": 1, "turns": 0, "sims": 1})
+    Candidate.objects.create(run=run, index=0, code="assert add_one(1) == 2\n", done=True, selected=True)
+    reason = "the program does not define add_one, which the tests call"
+    payload = {"candidate": 0, "test": 0, "turn": 0, "expected": "2", "source": "checked",
+               "simulated": None, "match": False, "reason": reason}  # fmt: skip
+    apply_event(run, "verdict", payload)
+    RunEvent.objects.create(run=run, seq=0, type="verdict", payload=payload)
+
+    live = render_event(run, {"seq": 0, "type": "verdict", "payload": payload})
+    assert f"not simulated: {reason}" in live  # the verdict cell
+    assert 'id="sim-0-0-0-result"' in live and f"Not simulated: {reason}." in live  # the simulation slot
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert page.count('data-testid="verdict-checked"') == 1
+    assert 'data-testid="simulation-checked"' in page and f"Not simulated: {reason}." in page

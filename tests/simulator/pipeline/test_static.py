@@ -1,0 +1,147 @@
+"""A program known to fail without simulating it (``simulator.pipeline.static.cannot_pass``) is judged
+so: it is never simulated, never selected over a program that may pass, never kept as a fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.llm.testing import FakeModelServer, PipelineScript
+from simulator.pipeline.static import cannot_pass
+from simulator.problem import Problem
+from simulator.prompts import kind_of
+from tests.simulator.pipeline.pipeline_doubles import (
+    DOUBLE_PROBLEM,
+    ExecutorDouble,
+    fence,
+    of_type,
+    run_script,
+)
+from tests.simulator.pipeline.test_pipeline_run import CALL_PROBLEM
+
+CALL = Problem.from_dict(CALL_PROBLEM)  # its tests call twice(...)
+STDIN = Problem.from_dict(DOUBLE_PROBLEM)
+ASSERT_ONLY = "assert twice(1) == 2\n"  # what the default model wrote as a "fix" (docs/results.md)
+RIGHT = "def twice(x):\n    return 2 * x\n"
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        RIGHT,
+        "async def twice(x):\n    return x\n",
+        "class twice:\n    pass\n",
+        "twice = lambda x: 2 * x\n",
+        "def make():\n    return lambda x: 2 * x\ntwice = make()\n",
+        "if True:\n    def twice(x):\n        return 2 * x\n",
+        "try:\n    from m import twice\nexcept ImportError:\n    pass\n",
+        "from operator import mul as twice\n",
+        "def setup():\n    global twice\n    twice = abs\nsetup()\n",
+        "from helpers import *\n",  # may bind anything
+        "exec('def twice(x): return 2 * x')\n",  # binds a name the check cannot see
+        "globals()['twice'] = abs\n",
+        "for twice in [abs]:\n    pass\n",
+        "(twice := abs)\n",
+        "def helper():\n    def twice(x):\n        return x\n",  # nested: the check errs towards may pass
+    ],
+)
+def test_a_program_that_may_define_the_function_may_pass(code: str) -> None:
+    assert cannot_pass(CALL, code) is None
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        (ASSERT_ONLY, "the program does not define twice, which the tests call"),
+        ("def double(x):\n    return 2 * x\n", "the program does not define twice, which the tests call"),
+        ("def twice(x:\n    return x\n", "the program does not parse: the parenthesis ( opened at line 1"),
+        ("", "the program does not define twice, which the tests call"),
+    ],
+)
+def test_a_program_that_cannot_pass_says_why(code: str, reason: str) -> None:
+    assert (cannot_pass(CALL, code) or "").startswith(reason)
+
+
+def test_a_builtin_entry_point_and_stdin_programs_need_no_definition() -> None:
+    builtin = Problem.from_dict({**CALL_PROBLEM, "entry_point": "sorted"})
+    assert cannot_pass(builtin, "x = 1\n") is None
+    assert cannot_pass(STDIN, "print(int(input()) * 2)\n") is None
+    assert cannot_pass(STDIN, "print(int(input()) * 2\n").startswith("the program does not parse")
+
+
+def claims_the_expected_value(code: str, call: str) -> str:
+    """Simulation replies that always claim the expected value, whatever the code (a model that
+    believes every program is right, as the default model did of its assert-only "fixes")."""
+    value = {"twice(1)": "2", "twice(4)": "8"}[call]
+    return f"[THOUGHT] t [/THOUGHT] [ANSWER] assert {call} == {value} [/ANSWER]"
+
+
+def simulated_codes(server: FakeModelServer) -> list[str]:
+    return [
+        m["content"]
+        for body in server.requests
+        if (kind_of(body["messages"]) or "").startswith("simulate")
+        for m in body["messages"]
+        if m["role"] == "user"
+    ]
+
+
+def test_a_candidate_that_cannot_pass_is_not_simulated_nor_selected() -> None:
+    script = PipelineScript(solve=[fence(ASSERT_ONLY), fence(RIGHT)], simulate=claims_the_expected_value)
+    server = FakeModelServer(script)
+    events = run_script(script, problem=CALL_PROBLEM, k=2, turns=0, seed=0, server=server)
+    assert not any(ASSERT_ONLY.strip() in prompt for prompt in simulated_codes(server))
+    assert {e.payload["candidate"] for e in of_type(events, "simulation_done")} == {1}
+    checked = [e.payload for e in of_type(events, "verdict") if e.payload["candidate"] == 0]
+    assert [(v["source"], v["match"], v["simulated"]) for v in checked] == [("checked", False, None)] * 2
+    assert checked[0]["reason"] == "the program does not define twice, which the tests call"
+    selected = of_type(events, "selected")[0].payload
+    assert selected["candidate"] == 1 and selected["scores"] == [0, 2] and selected["tied"] == [1]
+
+
+def test_with_real_the_checked_verdict_still_shows_the_real_run() -> None:
+    script = PipelineScript(solve=fence(ASSERT_ONLY), simulate=claims_the_expected_value)
+    events = run_script(script, problem=CALL_PROBLEM, k=1, turns=0, seed=0, real=True)
+    (first, _) = [e.payload for e in of_type(events, "verdict")]
+    assert first["source"] == "checked" and first["real"]["passed"] is False
+    assert "NameError" in first["real"]["output"]  # the check said what really happens
+
+
+def test_a_fix_that_cannot_pass_is_not_kept_however_its_simulation_reads() -> None:
+    wrong = "def twice(x):\n    return x + 1\n"  # twice(1) == 2 right, twice(4) == 5 wrong
+
+    def simulator(code: str, call: str) -> str:
+        value = (
+            {"twice(1)": "2", "twice(4)": "5"}[call]
+            if "x + 1" in code
+            else {"twice(1)": "2", "twice(4)": "8"}[call]
+        )
+        return f"[THOUGHT] t [/THOUGHT] [ANSWER] assert {call} == {value} [/ANSWER]"
+
+    script = PipelineScript(solve=fence(wrong), simulate=simulator, repair=[fence(ASSERT_ONLY)])
+    executor = ExecutorDouble()
+    events = run_script(script, problem=CALL_PROBLEM, k=1, turns=1, seed=0, executor=executor)
+    fix = [e.payload for e in of_type(events, "verdict") if e.payload["turn"] == 1]
+    assert [v["source"] for v in fix] == ["checked", "checked"]
+    (rejected,) = [e.payload for e in of_type(events, "repair_rejected")]
+    assert (rejected["matched"], rejected["attempt_matched"]) == (0, 1)
+    assert events[-1].payload["code"] == wrong
+
+
+def test_the_repair_feedback_of_a_program_that_cannot_pass_says_why() -> None:
+    script = PipelineScript(
+        solve=fence(ASSERT_ONLY), simulate=claims_the_expected_value, repair=[fence(RIGHT)]
+    )
+    server = FakeModelServer(script)
+    events = run_script(script, problem=CALL_PROBLEM, k=1, turns=1, seed=0, server=server)
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert (
+        turn["feedback"][0]["output"]
+        == "[not simulated] the program does not define twice, which the tests call"
+    )
+    assert events[-1].payload["code"] == RIGHT and events[-1].payload["passed_public_simulated"] == 2
