@@ -10,7 +10,8 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
 - ``best@k-sim``          by simulation: for each public test ``assert f(args) == expected`` the model
                           predicts ``f(args)`` given the candidate's code (the CRUXEval-O prompt; greedy,
                           or with ``--sims m`` the majority vote of m samples); a prediction matches when
-                          it equals ``expected`` by Python value. A candidate that cannot pass
+                          it equals ``expected`` by Python value (with the test's imports; the
+                          candidate itself is never run to judge its simulation). A candidate that cannot pass
                           (``pipeline.static.cannot_pass``: it does not parse or never defines the
                           function) scores 0 whatever its simulation said, as in the pipeline. Most
                           matches wins; ties are broken at random with a seeded RNG (seed + item
@@ -141,14 +142,15 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             sim = await ctx.requester.chat(f"{item_id}/c{c}/t{t}", messages, sim_params)
             finished = await cruxeval.app_texts(ctx, f"{item_id}/c{c}/t{t}", messages, sim_params, sim, expr)
             texts = [text for text, _ in finished]
-            program = f"{_prelude(item)}\n{code}"
             found = [answer_found(text) for text in texts]
             sim_parsed.extend(found)
             answers = [extract_answer(text) if ok else None for text, ok in zip(texts, found, strict=True)]
             winner, _ = majority("call", answers)
             if winner is None:
                 return False
-            return await asyncio.to_thread(prediction_passes, program, expr, expected, winner)
+            # the prediction against the expected value, with the test's imports only: selection by
+            # simulation never runs the candidate (before, a candidate that crashed on import lost here)
+            return await asyncio.to_thread(prediction_passes, _prelude(item), expr, expected, winner)
 
         jobs = [
             (c, simulated_match(c, t, code, expr, expected))

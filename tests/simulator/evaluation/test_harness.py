@@ -489,3 +489,24 @@ async def test_mbpp_a_candidate_that_cannot_pass_scores_nothing_whatever_its_sim
     assert only["expected"] == {"sim": 1.0, "sim-unchecked": 0.5, "oracle": 1.0, "random": 0.5}
     assert record["extra"]["paired"]["best@2-sim-minus-sim-unchecked"]["value"] == pytest.approx(0.5)
     assert record["extra"]["cannot_pass"] == {"candidates": 1, "really_passed": 0}
+
+
+@pytest.mark.asyncio
+async def test_mbpp_selection_by_simulation_never_runs_the_candidate(tmp_path: Path) -> None:
+    """A candidate that crashes when run, simulated as right, matches by simulation: only its real
+    runs (ground truth, the oracle) may know it crashes."""
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
+    crashing = "def triple(x):\n    return x * 3\nundefined_name()"
+
+    def respond(body: dict[str, Any]) -> list[str]:
+        if body["messages"][0]["role"] == "system":
+            return [crashing][: body["n"]]
+        _, call = _sim_question(body)
+        return [f"[ANSWER]\nassert {call} == 3\n[/ANSWER]"] * body["n"]
+
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=1, k=1)
+    record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(FakeModelServer(respond)))
+
+    (candidate,) = record["items"][0]["candidates"]
+    assert candidate["sim_matches"] == 1 and candidate["passed"] is False
+    assert record["items"][0]["expected"]["oracle"] == 0.0
