@@ -18,7 +18,7 @@ import time
 import torch
 from transformers import AutoModelForCausalLM
 
-from training.runs import cpu_has_bf16
+from simulator.llm.server import cpu_has_bf16
 
 
 def step(model: torch.nn.Module, batch: torch.Tensor, bf16: bool) -> tuple[float, float]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from simulator.llm.merge import ADAPTER_CONFIG
 from simulator.llm.model_folder import file_sha256
+from simulator.llm.server import cpu_has_bf16
 from training.data.examples import read_jsonl
 
 RUNS_FILE = "execsim-runs.json"
@@ -95,13 +96,6 @@ def device_kwargs(cpu_bf16: bool = False) -> dict[str, Any]:
         return {"use_cpu": False, "bf16": True}
     bf16 = cpu_bf16 and cpu_has_bf16()
     return {"use_cpu": True, "bf16": bf16, "fp16": False}
-
-
-def cpu_has_bf16() -> bool:
-    import torch
-
-    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-    return any(getattr(torch.cpu, name, lambda: False)() for name in checks)
 
 
 def time_budget(minutes: float) -> Any:

@@ -317,7 +317,8 @@ class _SolvePrinter(_RichPrinter):
         got = "(no answer)" if got is None else got
         turn = f" turn {p['turn']}" if p.get("turn") else ""
         said = f"not simulated: {p['reason']}" if p["source"] == "checked" else f"{p['source']} {_short(got)}"
-        line = f"candidate {p['candidate']}{turn} · test {p['test']}: {mark} ({said}, expected {_short(p['expected'])})"
+        expected = _short(p["expected"])
+        line = f"candidate {p['candidate']}{turn} · test {p['test']}: {mark} ({said}, expected {expected})"
         if p.get("votes"):
             line += " votes " + ", ".join(f"{_short(v['predicted'])}x{v['count']}" for v in p["votes"])
         real = p.get("real")

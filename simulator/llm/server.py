@@ -100,6 +100,9 @@ class ModelServer:
         cmd = [sys.executable, "-m", self.entrypoint, "--model", str(self.model)]
         cmd += ["--served-model-name", self.model_name, "--host", self.host, "--port", str(self.port)]
         cmd += ["--max-model-len", str(self.max_model_len)]
+        dtype = serving_dtype()
+        if dtype is not None and "--dtype" not in self.extra_args:
+            cmd += ["--dtype", dtype]
         if self.enforce_eager:
             cmd.append("--enforce-eager")
         if self.loras:
@@ -254,3 +257,21 @@ def install_commands(gpu: bool | None = None) -> list[list[str]]:
 
 def _has_gpu() -> bool:
     return Path("/dev/nvidia0").exists() or Path("/proc/driver/nvidia").exists()
+
+
+def serving_dtype() -> str | None:
+    """vLLM's ``--dtype`` for this machine: ``float32`` on a CPU without bf16 instructions, where
+    vLLM's CPU build runs the default model's bf16 weights emulated (on an AVX2-only EPYC: 3x slower
+    decoding, 6x slower prefill than float32; docs/results.md, "Time a user waits"); else None, the
+    model's own (bf16 on a GPU or on a CPU with AVX512-BF16 or AMX)."""
+    return None if _has_gpu() or cpu_has_bf16() else "float32"
+
+
+def cpu_has_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether the CPU has bf16 instructions (AVX512-BF16 or AMX); True where the flags cannot be
+    read (not Linux), which leaves the model's own dtype."""
+    try:
+        flags = set(cpuinfo.read_text().split())
+    except OSError:
+        return True
+    return bool(flags & {"avx512_bf16", "amx_bf16"})

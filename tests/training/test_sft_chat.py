@@ -59,7 +59,8 @@ def test_cpu_bf16_is_asked_for_and_needs_the_instructions():
     import pytest
     import torch
 
-    from training.runs import cpu_has_bf16, device_kwargs
+    from simulator.llm.server import cpu_has_bf16
+    from training.runs import device_kwargs
 
     if torch.cuda.is_available():
         pytest.skip("a CUDA machine trains in bf16 whatever is asked")

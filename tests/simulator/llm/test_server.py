@@ -226,3 +226,28 @@ def test_real_server_streams(vllm_server) -> None:
         deltas.append(delta.get("content") or "")
     assert len([d for d in deltas if d]) >= 2  # it came in pieces
     assert "".join(deltas).strip()
+
+
+@pytest.mark.parametrize(
+    ("flags", "gpu", "dtype"),
+    [
+        ("fpu avx2", False, "float32"),  # bf16 would be emulated: float32 is several times faster
+        ("fpu avx2 avx512f avx512_bf16", False, None),  # the model's own bf16
+        ("fpu avx2 amx_bf16 amx_tile", False, None),
+        ("fpu avx2", True, None),  # a GPU serves bf16
+    ],
+)
+def test_the_server_serves_float32_on_a_cpu_without_bf16(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: str, gpu: bool, dtype: str | None
+) -> None:
+    from simulator.llm import server as server_module
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+    monkeypatch.setattr(server_module, "_has_gpu", lambda: gpu)
+    read_flags = server_module.cpu_has_bf16
+    monkeypatch.setattr(server_module, "cpu_has_bf16", lambda: read_flags(cpuinfo))
+    cmd = ModelServer(tmp_path / "model", data_dir=tmp_path, port=9999).command()
+    assert (cmd[cmd.index("--dtype") + 1] if "--dtype" in cmd else None) == dtype
+    chosen = ModelServer(tmp_path / "model", data_dir=tmp_path, port=9999, extra_args=["--dtype", "half"])
+    assert chosen.command().count("--dtype") == 1  # the caller's choice wins
