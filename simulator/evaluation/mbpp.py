@@ -11,11 +11,11 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           predicts ``f(args)`` given the candidate's code (the CRUXEval-O prompt; greedy,
                           or with ``--sims m`` the majority vote of m samples); a prediction matches when
                           it equals ``expected`` by Python value (with the test's imports; the
-                          candidate itself is never run to judge its simulation). A candidate that cannot pass
-                          (``pipeline.static.cannot_pass``: it does not parse or never defines the
-                          function) scores 0 whatever its simulation said, as in the pipeline. Most
-                          matches wins; ties are broken at random with a seeded RNG (seed + item
-                          index): one draw per problem (Wilson).
+                          candidate itself is never run to judge its simulation). A candidate that
+                          cannot pass (``pipeline.static.cannot_pass``: it does not parse or never
+                          defines the function) scores 0 whatever its simulation said, as in the
+                          pipeline. Most matches wins; ties are broken at random with a seeded RNG
+                          (seed + item index): one draw per problem (Wilson).
 - ``best@k-sim-expected`` the same pick's expected correctness over the random tie-break (the mean over
                           the tied candidates): the figure without the draw's noise (bootstrap). With
                           n a multiple of k, each disjoint group of k candidates is one Best@k and the
@@ -30,8 +30,8 @@ over picking blindly; and minus the same selection without the static check (eve
 simulated, so both are measured in one run): what the check adds. ``extra.cannot_pass`` counts the
 candidates the check judged, and those of them that really passed (0 unless the check is wrong).
 The simulation gap is ``best@k-oracle - best@k-sim``. ``extra.solve`` reports completion tokens per
-candidate and the share of replies cut by the token limit. A record that cannot
-become a problem (no ``assert f(args) == value``) is skipped and listed in ``extra.unconverted``.
+candidate and the share of replies cut by the token limit. A record that cannot become a problem (no
+``assert f(args) == value``) is skipped and listed in ``extra.unconverted``.
 """
 
 from __future__ import annotations

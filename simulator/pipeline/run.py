@@ -458,8 +458,10 @@ class _SolveJob(Job):
         results: dict[int, list[_Verdict]] = {c: [_Verdict(False, None)] * len(self.public) for c in codes}
         async with asyncio.TaskGroup() as group:
             for candidate, code in codes.items():
+                known = None if self.settings.oracle else cannot_pass(self.problem, code)  # once a program
                 for slot, (index, test) in enumerate(self.public):
-                    group.create_task(self._judge(candidate, code, slot, index, test, turn, results))
+                    judging = self._judge(candidate, code, known, slot, index, test, turn, results)
+                    group.create_task(judging)
         self.stage(name, "finished", turn=turn, seconds=_since(started))
         return results
 
@@ -467,12 +469,15 @@ class _SolveJob(Job):
         self,
         candidate: int,
         code: str,
+        known: str | None,
         slot: int,
         index: int,
         test: TestCase,
         turn: int,
         results: dict[int, list[_Verdict]],
     ) -> None:
+        """One program on one public test: run (oracle mode), or judged from ``known`` (why it cannot
+        pass, ``static.cannot_pass``) without a simulation, or simulated."""
         program = program_for(self.problem, code, test)
         base = {"candidate": candidate, "test": index, "turn": turn, "expected": test.output}
         if self.settings.oracle:
@@ -483,14 +488,13 @@ class _SolveJob(Job):
             )
             results[candidate][slot] = _Verdict(real.passed, real.output)
             return
-        reason = cannot_pass(self.problem, code)
-        if reason is not None:  # known to fail without asking the model (simulator.pipeline.static)
+        if known is not None:  # known to fail without asking the model
             checked: dict[str, Any] = {**base, "source": "checked", "simulated": None, "match": False}
             if self.settings.real:
                 async with self.limit:
                     checked["real"] = (await self.real(program, test.output, None)).to_dict()
-            self.emit("verdict", **checked, reason=reason)
-            results[candidate][slot] = _Verdict(False, f"[not simulated] {reason}")
+            self.emit("verdict", **checked, reason=known)
+            results[candidate][slot] = _Verdict(False, f"[not simulated] {known}")
             return
         labels = {"candidate": candidate, "test": index, "turn": turn}
         async with self.limit:
