@@ -11,8 +11,10 @@ command line, the web forms through them) reports it at the field like any other
 from __future__ import annotations
 
 import ast
+import io
 import json
 import threading
+import tokenize
 from typing import Any
 
 TOO_DEEP = "too deeply nested or too long for Python's parser"
@@ -111,3 +113,27 @@ def explain_syntax_error(source: str, exc: SyntaxError, *, column_shift: int = 0
     if line == 1:
         column = max(1, column - column_shift)
     return f"{exc.msg} at {where(line, column)}"
+
+
+def rename(source: str, old: str, new: str) -> str | None:
+    """``source`` with the name ``old`` written ``new`` wherever it is a name (not an attribute after a
+    dot), comments and layout kept; None when ``new`` is already a name there or ``source`` does not
+    tokenize. The simulation of a benchmark's candidate asks about ``f`` as the training programs do,
+    so that the function's name (``is_prime``) cannot answer for its code."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    if any(t.type == tokenize.NAME and t.string == new for t in tokens):
+        return None
+    lines = source.splitlines(keepends=True)
+    previous, edits = None, []
+    for t in tokens:
+        if t.type == tokenize.NAME and t.string == old and previous != ".":
+            edits.append(t.start)
+        if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+            previous = t.string
+    for row, col in reversed(edits):
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + new + line[col + len(old) :]
+    return "".join(lines)

@@ -2,9 +2,8 @@
 
 CRUXEval-O (``cruxeval_passes``) is ``simulator.rewards.OutputPredictionReward`` (call items): an answer
 passes when ``<code>\nassert <gold output> == <answer>`` holds (Python value equality) within 3 s, and
-an answer containing the call ``f(<input>)`` never counts. ``prediction_passes`` applies the same rule
-to any expression (an MBPP assert's left side). Programs run in ``simulator.execution`` (the sandbox
-pool), never in this process.
+an answer containing the call ``f(<input>)`` never counts. Programs run in ``simulator.execution``
+(the sandbox pool), never in this process.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from simulator.execution.program import Program
 from simulator.prompts.parsing import answer_found, eval_answer
 from simulator.rewards import OutputPredictionReward
 
-__all__ = ["answer_found", "cruxeval_passes", "extract_answer", "prediction_passes", "run_check"]
+__all__ = ["answer_found", "cruxeval_passes", "extract_answer", "run_check"]
 
 TIMEOUT_S = 3.0
 # The one reading of replies: ``simulator.prompts.parsing`` (re-exported for the tasks).
@@ -26,13 +25,6 @@ def cruxeval_passes(code: str, call_input: str, gold: str, answer: str, timeout_
     reward = OutputPredictionReward(kind="call", timeout_s=timeout_s)
     completion = f"[ANSWER]\nassert f({call_input}) == {answer}\n[/ANSWER]"
     return reward([completion], output=[gold], code=[code], input=[call_input]) == [1.0]
-
-
-def prediction_passes(code: str, call: str, gold: str, answer: str, timeout_s: float = TIMEOUT_S) -> bool:
-    """The same rule for any expression ``call`` (e.g. an MBPP assert's left side)."""
-    if not answer.strip() or call in answer:
-        return False
-    return run_check(code, [f"assert {gold} == {answer}"], timeout_s)
 
 
 def run_check(code: str, tests: list[str], timeout_s: float = TIMEOUT_S) -> bool:

@@ -1,0 +1,35 @@
+"""MBPP records become call problems; an assert the problem format cannot state is skipped, not misread."""
+
+from __future__ import annotations
+
+import pytest
+
+from simulator.benchmarks import from_mbpp
+from simulator.problem import ProblemError
+
+
+def record(*asserts: str) -> dict[str, object]:
+    return {"task_id": 2, "prompt": "Find the shared elements.", "test_list": list(asserts)}
+
+
+def test_the_called_function_is_the_entry_point_and_the_first_assert_is_public() -> None:
+    problem = from_mbpp(record("assert shared([1, 2], [2]) == [2]", "assert shared([], []) == []"))
+    assert problem.entry_point == "shared"
+    assert [(t.input, t.output, t.public) for t in problem.tests] == [
+        ("[1, 2], [2]", "[2]", True),
+        ("[], []", "[]", False),
+    ]
+
+
+def test_a_builtin_around_the_call_is_not_taken_for_the_function() -> None:
+    # `set(f(x)) == set(y)` compares as sets: `set` is not the function asked for, and f's value is not y
+    wrapped, plain = "assert set(shared([1, 2], [2])) == set([2])", "assert shared([3], [3]) == [3]"
+    problem = from_mbpp(record(wrapped, plain))
+    assert problem.entry_point == "shared"
+    assert [(t.input, t.output) for t in problem.tests] == [("[3], [3]", "[3]")]
+    assert problem.extra["skipped_asserts"] == 1
+
+
+def test_a_record_whose_every_assert_wraps_the_call_is_a_clear_error() -> None:
+    with pytest.raises(ProblemError, match="no assert of the form"):
+        from_mbpp(record("assert set(shared([1, 2], [2])) == set([2])"))
