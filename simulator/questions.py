@@ -47,6 +47,7 @@ from typing import Any, Literal
 from simulator.compare import NOT_LITERAL, literal, same_value
 from simulator.execution.trace import Step, Trace, Value
 from simulator.prompts.parsing import AnswerBlock
+from simulator.source import parse_python
 
 MAX_PATH_QUESTIONS = 5
 MAX_STATE_QUESTIONS = 5
@@ -140,7 +141,7 @@ def is_eligible(code: str, entry_point: str, args: str) -> bool:
     False
     """
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return False
     if entry_point in args:
@@ -336,7 +337,7 @@ def _statement_starts(code: str) -> dict[int, int]:
     """Map each source line to the first line of the statement it belongs to (header lines of a
     compound statement map to the header). Lines outside any statement are absent."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return {}
     starts: dict[int, int] = {}
@@ -367,7 +368,7 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 def _function_body_lines(code: str, include_module: bool) -> set[int]:
     """Lines that can run inside a function (or anywhere, with ``include_module``); def lines excluded."""
-    tree = ast.parse(code)
+    tree = parse_python(code)
     lines: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

@@ -28,6 +28,7 @@ from simulator.execution.program import Program
 from simulator.prompts.parsing import extract_code as parse_code
 from simulator.prompts.parsing import final_text_start, parse_answer_block, predicted_output
 from simulator.questions import QuestionSet, score_answers
+from simulator.source import parse_python
 
 WHITE_BOX_ALPHA = 0.5
 CRUXEVAL_TIMEOUT_S = 3.0
@@ -306,7 +307,7 @@ def _assertion_holds(assertion: str, call: str, gold: Any) -> bool | None:
     if not isinstance(gold, str):
         return None
     try:
-        node = ast.parse(assertion).body[0]
+        node = parse_python(assertion).body[0]
     except (SyntaxError, IndexError, ValueError, RecursionError, MemoryError):
         return None
     if not (isinstance(node, ast.Assert) and node.msg is None and isinstance(node.test, ast.Compare)):
@@ -316,7 +317,7 @@ def _assertion_holds(assertion: str, call: str, gold: Any) -> bool | None:
         return None
     left = ast.unparse(test.left)
     try:
-        wanted = ast.unparse(ast.parse(call, mode="eval").body)
+        wanted = ast.unparse(parse_python(call, mode="eval").body)
     except SyntaxError:
         return None
     gold_value = literal(gold)
@@ -333,7 +334,7 @@ def _predicted_arguments(source: str, entry: str) -> str | None:
         if not line.startswith("assert"):
             continue
         try:
-            node = ast.parse(line).body[0]
+            node = parse_python(line).body[0]
         except (SyntaxError, IndexError, ValueError, RecursionError, MemoryError):
             continue
         test = node.test if isinstance(node, ast.Assert) else None

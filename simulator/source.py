@@ -15,7 +15,7 @@ import io
 import json
 import threading
 import tokenize
-from typing import Any
+from typing import Any, Literal, overload
 
 TOO_DEEP = "too deeply nested or too long for Python's parser"
 TOO_DEEP_JSON = "too deeply nested"
@@ -25,6 +25,10 @@ TOO_DEEP_JSON = "too deeply nested"
 _PARSE_LOCK = threading.Lock()
 
 
+@overload
+def parse_python(source: str, *, mode: Literal["exec"] = "exec", filename: str = "<input>") -> ast.Module: ...
+@overload
+def parse_python(source: str, *, mode: Literal["eval"], filename: str = "<input>") -> ast.Expression: ...
 def parse_python(source: str, *, mode: str = "exec", filename: str = "<input>") -> ast.AST:
     """``ast.parse``; input too deeply nested for the parser is a ``SyntaxError`` whose ``msg`` says so."""
     try:

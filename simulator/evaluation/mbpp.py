@@ -59,7 +59,7 @@ from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.static import cannot_pass
 from simulator.problem import Problem
 from simulator.prompts import solve
-from simulator.source import rename
+from simulator.source import parse_python, rename
 
 SOLVE_MAX_TOKENS = RunSettings.max_tokens  # what the app's solve request allows
 
@@ -81,7 +81,7 @@ def extract_code(completion: str) -> str:
 def split_assert(test: str) -> tuple[str, str] | None:
     """``assert <expr> == <expected>`` -> (expr, expected) source; None for any other shape."""
     try:
-        node = ast.parse(test.strip()).body[0]
+        node = parse_python(test.strip()).body[0]
     except (SyntaxError, IndexError):
         return None
     if not isinstance(node, ast.Assert) or not isinstance(node.test, ast.Compare):

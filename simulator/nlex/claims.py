@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from simulator.prompts.parsing import assert_answer, find_answer
+from simulator.source import parse_python
 
 ClaimKind = Literal["line", "value", "return", "print", "repeat", "condition", "calls", "result", "answer"]
 
@@ -112,7 +113,7 @@ def object_value(text: str) -> bool:
     if not _CONSTRUCTOR.search(text):
         return False
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = parse_python(text.strip(), mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
 
@@ -242,7 +243,7 @@ def _line_end(text: str, pos: int) -> int:
 def program_names(code: str) -> set[str]:
     """Names a program binds (parameters, assignment and loop targets): the variables claims may name."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return set()
     names = set()

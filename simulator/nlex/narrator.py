@@ -33,6 +33,7 @@ from collections import Counter
 
 from simulator.execution.program import Program
 from simulator.execution.trace import ADDRESS_MARK, Objects, Step, Trace, Value
+from simulator.source import parse_python
 
 ITERATIONS = 2
 COMPACT_ITERATIONS = 1
@@ -110,7 +111,7 @@ class _Narrator:
         else:
             self.objects = Objects(trace)
             try:
-                tree = ast.parse(program.code)
+                tree = parse_python(program.code)
             except SyntaxError:
                 tree = ast.Module(body=[], type_ignores=[])
             for node in ast.walk(tree):

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from simulator.source import parse_python
+
 OPENING = re.compile(r"\s*```\s*([\w+-]*)\s*$")
 SUBMIT = "#SUBMIT"
 REPEATED = "the reply repeats the attempted code unchanged"  # a repair parse error, counted apart
@@ -144,7 +146,7 @@ def _call_value(text: str, start: int, end: int) -> tuple[str, int, int]:
 
 def _assert_right_side(source: str) -> tuple[int, int] | None:
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     node = tree.body[0] if tree.body else None
@@ -252,7 +254,7 @@ def unusable_call_answer(answer: str, call: str) -> str | None:
     if call and _squash(call) in _squash(answer):
         return "the answer repeats the call instead of giving its value"
     try:
-        ast.parse(answer, mode="eval")
+        parse_python(answer, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return f"the answer is not a Python value: {answer[:80]!r}"
     return None
@@ -343,7 +345,7 @@ def parse_repair(text: str, current_code: str) -> RepairParse:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse_python(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

@@ -27,6 +27,8 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from simulator.source import parse_python
+
 KINDS = ("operator", "comparison", "constant", "variable", "boolean", "call")
 
 _OPERATORS: dict[type, tuple[type, ...]] = {
@@ -109,7 +111,7 @@ class _Site:
 def mutants(code: str) -> list[Mutant]:
     """Every single-node mutant of ``code``, in source order of the walk; empty when it does not parse."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except (SyntaxError, ValueError, RecursionError):
         return []
     found = []
@@ -247,7 +249,7 @@ def _apply(code: str, site: _Site) -> Mutant | None:
     """The mutant's code: the node's source segment replaced by the mutated node's text, checked by
     parsing it back (the whole tree must be the mutated tree; parentheses are added when the
     surrounding code would otherwise read it differently). None when no text gives that tree."""
-    tree = ast.parse(code)
+    tree = parse_python(code)
     node = list(ast.walk(tree))[site.index]
     original = copy.deepcopy(node)
     replacement = site.apply(node)
@@ -259,7 +261,7 @@ def _apply(code: str, site: _Site) -> Mutant | None:
     for candidate in (text, f"({text})"):
         mutated = code[:start] + candidate + code[end:]
         try:
-            if ast.dump(ast.parse(mutated)) == expected and mutated != code:
+            if ast.dump(parse_python(mutated)) == expected and mutated != code:
                 return Mutant(mutated, site.kind, original.lineno, site.change)
         except (SyntaxError, ValueError, RecursionError):
             continue

@@ -24,6 +24,7 @@ from simulator.execution.program import Program
 from simulator.pipeline.executor import program_for, real_output
 from simulator.pipeline.matching import matches
 from simulator.problem import Problem, ProblemError
+from simulator.source import parse_python
 from training.execution import run_programs
 from training.synth.records import SynthRecord
 
@@ -132,7 +133,7 @@ def passing(
 
 def _parameters(code: str, entry: str) -> list[str] | None:
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except (SyntaxError, ValueError, RecursionError):
         return None
     for node in tree.body:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from simulator.source import parse_python
 from training.synth.constraints import Constraint
 
 
@@ -25,7 +26,7 @@ class Features:
 
 def features(code: str, entry: str = "f") -> Features:
     """Parse ``code`` and measure it; raises SyntaxError for code that does not parse."""
-    tree = ast.parse(code)
+    tree = parse_python(code)
     found = Features(lines=len([ln for ln in code.splitlines() if ln.strip()]))
     found.functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
     for node in ast.walk(tree):

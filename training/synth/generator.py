@@ -15,6 +15,7 @@ import ast
 import random
 from dataclasses import dataclass, field
 
+from simulator.source import parse_python
 from training.synth.constraints import Constraint
 
 # Value types the generator tracks. Sets hold ints only (a set of strings iterates in hash order).
@@ -254,7 +255,7 @@ class _Body:
 
 def _atom(source: str) -> str:
     """``source`` wrapped in parentheses when it is an operator expression (``k % 4`` -> ``(k % 4)``)."""
-    node = ast.parse(source, mode="eval").body
+    node = parse_python(source, mode="eval").body
     if isinstance(node, ast.BinOp | ast.BoolOp | ast.Compare | ast.IfExp | ast.UnaryOp | ast.Lambda):
         return f"({source})"
     return source

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
+from simulator.source import parse_python
 from training.synth.constraints import Constraint, constraint_prompt
 from training.synth.records import IOPair, SynthRecord
 from training.synth.sampler import Sampler
@@ -26,7 +27,7 @@ def parse_program(text: str, entry: str = "f") -> tuple[str, str] | None:
     if source is None:
         return None
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return None
     prints = [

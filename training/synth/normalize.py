@@ -14,6 +14,8 @@ import json
 import warnings
 from pathlib import Path
 
+from simulator.source import parse_python
+
 _BUILTINS = frozenset(dir(builtins))
 
 
@@ -54,7 +56,7 @@ class _Renamer(ast.NodeTransformer):
 
 def normalized(code: str, abstract_constants: bool = False) -> str:
     """The canonical dump of ``code``'s AST; raises SyntaxError if it does not parse."""
-    tree = _Renamer(abstract_constants).visit(ast.parse(code))
+    tree = _Renamer(abstract_constants).visit(parse_python(code))
     return ast.dump(tree, annotate_fields=False, include_attributes=False)
 
 

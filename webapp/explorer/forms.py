@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 from django import forms
 
+from simulator.source import parse_python
 from webapp.limits import code_errors
 
 
@@ -40,7 +40,7 @@ class ExploreForm(forms.Form):
                 self.add_error("call_input", "call mode needs an expression such as f(3)")
             else:
                 try:
-                    ast.parse(call, mode="eval")
+                    parse_python(call, mode="eval")
                 except SyntaxError as exc:
                     self.add_error("call_input", f"not a Python expression: {exc.msg}")
                 data["call_input"] = call
