@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from simulator.cli import EXIT_FAILED, UsageError
+from simulator.nlex.narrator import STYLES
+from simulator.pipeline.settings import REPAIR_MODES, RunSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,7 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     data.add_argument(
         "--narration",
-        choices=("full", "compact", "none"),
+        choices=(*STYLES, "none"),
         default="full",
         help="NLEX style of the simulate completions (simulator.nlex.narrator.narrate; docs/nlex.md); "
         "none: no narration, the answer at once, as the app's default simulate request asks",
@@ -107,8 +109,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     data.add_argument(
         "--repair-mode",
-        choices=("guided", "model"),
-        default="guided",
+        choices=REPAIR_MODES,
+        default=RunSettings.repair,
         help="the repair request taught, as RunSettings.repair: guided (the pipeline's default: the reply "
         "prefilled to be the fixed program; fix examples only) or model (the paper's free reply: a fix "
         "or #SUBMIT)",

@@ -21,7 +21,7 @@ from simulator.cli import EXIT_FAILED, UsageError
 from simulator.evaluation import TASKS, cruxeval
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
-from simulator.pipeline.settings import REPAIR_MODES, RunSettings
+from simulator.pipeline.settings import INT_RANGES, REPAIR_MODES, RunSettings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -79,10 +79,10 @@ def _eval(args: argparse.Namespace) -> int:
         raise UsageError("need 1 <= --k <= --n")
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
-    if not 0 <= args.turns <= 20:
-        raise UsageError("--turns must be from 0 to 20")
-    if not 1 <= args.sims <= 16:
-        raise UsageError("--sims must be from 1 to 16")
+    for name in ("turns", "sims"):
+        low, high = INT_RANGES[name]
+        if not low <= getattr(args, name) <= high:
+            raise UsageError(f"--{name} must be from {low} to {high}")
     if args.task == "self-rlef" and args.n != 1:
         raise UsageError("self-rlef solves one program per problem (k=1, as the pipeline runs it): use --n 1")
     settings = EvalSettings(

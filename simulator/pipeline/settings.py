@@ -15,7 +15,7 @@ class SettingsError(ValueError):
         self.message = message
 
 
-_INT_RANGES = {
+INT_RANGES = {  # the bounds of RunSettings' integer fields, which the command lines check too
     "k": (1, 64),
     "turns": (0, 20),
     "sims": (1, 16),
@@ -60,7 +60,7 @@ class RunSettings:
     concurrency: int = 8
 
     def __post_init__(self) -> None:
-        for name, (low, high) in _INT_RANGES.items():
+        for name, (low, high) in INT_RANGES.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise SettingsError(name, f"must be an integer from {low} to {high}, not {value!r}")

@@ -403,6 +403,7 @@ def test_cli_rejects_bad_arguments(tmp_path: Path) -> None:
     from simulator.cli import main
 
     assert main(["eval", "whitebox", "--data", str(data), "--turns", "-1"]) == 2
+    assert main(["eval", "mbpp", "--data", str(data), "--sims", "17"]) == 2  # RunSettings' bounds
     assert main(["eval", "self-rlef", "--data", str(data), "--n", "2", "--k", "1"]) == 2
     assert main(["eval", "cruxeval-o", "--data", str(data), "--n", "1", "--k", "2"]) == 2
     assert main(["eval", "cruxeval-o", "--data", str(tmp_path / "missing.jsonl")]) == 2
