@@ -96,8 +96,12 @@ def _prelude(item: dict[str, Any]) -> str:
     return "\n".join(item.get("test_imports") or [])
 
 
+def with_imports(prelude: str, code: str) -> str:
+    return f"{prelude}\n{code}" if prelude else code
+
+
 def passes(item: dict[str, Any], code: str, tests: list[str]) -> bool:
-    return run_check(f"{_prelude(item)}\n{code}", tests, timeout_s=10.0)
+    return run_check(with_imports(_prelude(item), code), tests, timeout_s=10.0)
 
 
 def pick(scores: list[float], rng: random.Random) -> int:
@@ -184,7 +188,10 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 raw[way][c] += int(match)
         raw_scores = raw["named"]
         # what the pipeline knows without simulating: a program that cannot pass scores nothing
-        checked = [cannot_pass(problem, code) if code else None for code in codes[:used]]
+        prelude = _prelude(item)  # the real runs have the test's imports: `math` may come from them
+        checked = [
+            cannot_pass(problem, with_imports(prelude, code)) if code else None for code in codes[:used]
+        ]
         sim_scores, f_scores = (
             [0.0 if why else score for why, score in zip(checked, raw[way], strict=True)]
             for way in ("named", "f")

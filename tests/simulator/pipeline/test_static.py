@@ -67,6 +67,56 @@ def test_a_program_that_cannot_pass_says_why(code: str, reason: str) -> None:
     assert (cannot_pass(CALL, code) or "").startswith(reason)
 
 
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        (  # what the default model writes after its function, the example's value beside the crash
+            RIGHT + "expected = [2]\nactual = twice(value)\n",
+            "value is never defined (line 4): the program raises NameError as it loads",
+        ),
+        (RIGHT + "assert twice(data) == 2\n", "data is never defined (line 3): the program raises"),
+        (RIGHT + "print(twice(1)) == values\n", "values is never defined (line 3)"),
+        (
+            "def twice(x):\n    return [y]\n",
+            "y is never defined (line 2): twice raises NameError on every call",
+        ),
+        ("def twice(x):\n    n = x\n    return math.floor(n)\n", "math is never defined (line 3): twice"),
+        ("@cache\ndef twice(x):\n    return 2 * x\n", "cache is never defined (line 1): the program raises"),
+    ],
+)
+def test_a_name_loaded_for_certain_but_bound_nowhere_cannot_pass(code: str, reason: str) -> None:
+    assert (cannot_pass(CALL, code) or "").startswith(reason)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        RIGHT + "if __name__ == '__main__':\n    print(twice(x))\n",  # may not run
+        RIGHT + "try:\n    twice(x)\nexcept NameError:\n    pass\n",
+        RIGHT + "for v in []:\n    twice(x)\n",
+        RIGHT + "print(__name__, [v for v in range(2)])\n",  # dunders and comprehension variables
+        RIGHT + "later = lambda: twice(x)\ngen = (twice(v) for v in x_values)\n",  # run later, if at all
+        RIGHT + "twice(n)\nn = 1\n",  # bound somewhere: the check errs towards "may pass"
+        "def twice(x):\n    if x:\n        return x * 2\n    return y\n",  # after a branch
+        "def twice(x):\n    return x * 2\n    return y\n",  # after the return
+        "def twice(x):\n    yield y\n",  # a generator's body runs only when iterated
+        "@staticmethod\ndef twice(x):\n    return y\n",  # decorated: it may not be this body that runs
+        "def twice(x):\n    return y\ntwice = abs\n",  # rebound
+        "def twice(x):\n    try:\n        return x\n    except ValueError as e:\n        return e\n",
+        "def twice(x):\n    class C:\n        v = y\n    return C\n",  # class bodies are not looked into
+        "def twice(x):\n    global y\n    return y\n",
+        "from helpers import *\ndef twice(x):\n    return y\n",  # may bind anything
+    ],
+)
+def test_a_name_that_may_be_bound_or_may_not_be_loaded_may_pass(code: str) -> None:
+    assert cannot_pass(CALL, code) is None
+
+
+def test_stdin_programs_get_only_the_parse_check() -> None:
+    # one may print its answer and exit() before a failing line: only the parse is certain
+    assert cannot_pass(STDIN, "print(int(input()) * 2)\nexit()\nundefined_name\n") is None
+
+
 def test_a_builtin_entry_point_and_stdin_programs_need_no_definition() -> None:
     builtin = Problem.from_dict({**CALL_PROBLEM, "entry_point": "sorted"})
     assert cannot_pass(builtin, "x = 1\n") is None
