@@ -12,12 +12,14 @@ from typing import Any
 
 import pytest
 
+from simulator.benchmarks import from_mbpp
 from simulator.evaluation import cruxeval, mbpp
 from simulator.evaluation.cache import RequestCache, request_key
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.evaluation.scoring import answer_found, extract_answer
 from simulator.llm.testing import FakeModelServer
 from simulator.pipeline.settings import RunSettings
+from simulator.pipeline.static import cannot_pass
 from simulator.prompts import simulate
 from tests.simulator.evaluation.eval_doubles import fake_client, table_responder, write_jsonl
 
@@ -579,3 +581,28 @@ async def test_mbpp_judges_a_prediction_by_the_apps_rule_a_literal_not_an_expres
 
     (candidate,) = record["items"][0]["candidates"]
     assert candidate["sim_matches"] == 0 and candidate["sim_matches_f"] == 1
+
+
+@pytest.mark.asyncio
+async def test_mbpp_checks_a_candidate_with_the_tests_imports_as_its_real_runs_have_them(
+    tmp_path: Path,
+) -> None:
+    """``math`` undefined in the candidate but imported by the test: it may pass (and does); without
+    the import the same program is known to fail (NameError on every call)."""
+    item = {**MBPP_ITEMS[1], "test_imports": ["import math"]}
+    data = write_jsonl(tmp_path / "mbpp.jsonl", [item])
+    uses_math = "def triple(x):\n    return math.prod([x, 3])"
+    server = FakeModelServer(
+        lambda body: [uses_math] * body["n"] if body["messages"][0]["role"] == "system" else ["[ANSWER] 3"]
+    )
+
+    record = await run(
+        EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=1, k=1),
+        (mbpp.load, mbpp.evaluate),
+        fake_client(server),
+    )
+
+    (candidate,) = record["items"][0]["candidates"]
+    assert candidate["passed"] is True and candidate["cannot_pass"] is None
+    alone = cannot_pass(from_mbpp(MBPP_ITEMS[1]), uses_math)
+    assert alone == "math is never defined (line 2): triple raises NameError on every call"
