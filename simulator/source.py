@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import re
 import threading
 import tokenize
 from typing import Any, Literal, overload
@@ -141,3 +142,48 @@ def rename(source: str, old: str, new: str) -> str | None:
         line = lines[row - 1]
         lines[row - 1] = line[:col] + new + line[col + len(old) :]
     return "".join(lines)
+
+
+def drop_test_code(source: str) -> str:
+    """``source`` without the test code a model writes after its function: top-level ``assert``
+    statements, ``print(...)`` calls and comparisons as statements, ``if __name__ == "__main__":``
+    blocks, then top-level assignments to names nothing left reads (``expected = [4.0, 2.5]``). They
+    do not change what the program's functions return (short of a side effect in a call they make),
+    only whether loading it fails (an assert that does not hold, which a simulation of the call does
+    not predict either way); and they often hold the example's expected value, which the default
+    model's simulation copies instead of running the function.
+    ``source`` unchanged when it does not parse."""
+    try:
+        tree = parse_python(source)
+    except SyntaxError:
+        return source
+    dropped = [s for s in tree.body if _is_test_code(s)]
+    kept = [s for s in tree.body if s not in dropped]
+    read = {
+        n.id for s in kept for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    dropped += [
+        s
+        for s in kept
+        if isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) and t.id not in read for t in s.targets)
+    ]
+    if not dropped:
+        return source
+    lines = source.splitlines(keepends=True)
+    for stmt in dropped:
+        for row in range(stmt.lineno - 1, stmt.end_lineno or stmt.lineno):
+            lines[row] = ""
+    return re.sub(r"\n{3,}", "\n\n", "".join(lines)).rstrip() + "\n"
+
+
+def _is_test_code(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Assert):
+        return True
+    if isinstance(stmt, ast.Expr):  # a comparison for its own sake, or a print
+        value = stmt.value
+        if isinstance(value, ast.Compare):
+            return True
+        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print"
+    if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare):
+        return ast.unparse(stmt.test).replace("'", '"') == '__name__ == "__main__"'
+    return False

@@ -20,10 +20,11 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           the tied candidates): the figure without the draw's noise (bootstrap). With
                           n a multiple of k, each disjoint group of k candidates is one Best@k and the
                           expectations are averaged over the groups (n=8, k=4: two).
-- ``best@k-sim-f-expected`` the same, with each candidate's function renamed ``f`` in its simulation
-                          (``source.rename``; call and code), as in every training program and in
-                          CRUXEval: the name (``is_prime``) then cannot answer for the code. Both are
-                          simulated in one run (``sim_matches`` and ``sim_matches_f`` per candidate).
+- ``best@k-sim-f-expected`` the same, with each candidate simulated as training programs look
+                          (``simulate.as_trained``: its function renamed ``f``, the test code after it
+                          dropped), so that neither the name (``is_prime``) nor an example's expected
+                          value in its own asserts can answer for the code. Both are simulated in one
+                          run (``sim_matches`` and ``sim_matches_f`` per candidate).
 - ``best@k-oracle``       by real execution of the public test (the oracle of the papers), ties at random.
 - ``best@k-random``       the *expected* random pick: the mean correctness of the candidates in the
                           groups (pass@1 over them), not one draw (bootstrap).
@@ -58,8 +59,8 @@ from simulator.pipeline.matching import majority, problem_matches
 from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.static import cannot_pass
 from simulator.problem import Problem
-from simulator.prompts import solve
-from simulator.source import parse_python, rename
+from simulator.prompts import simulate, solve
+from simulator.source import parse_python
 
 SOLVE_MAX_TOKENS = RunSettings.max_tokens  # what the app's solve request allows
 
@@ -172,8 +173,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 name, tag = problem.entry_point, ""
                 if way == "f":
                     tag = "/f"
-                    if (renamed := rename(code, name, "f")) is not None:
-                        code, name = renamed, "f"
+                    code, name = simulate.as_trained(code, name)
                 for t, test in enumerate(problem.public_tests):
                     call = f"{name}({test.input})"
                     jobs.append((c, simulated_match(c, t, code, call, test.output, tag)))

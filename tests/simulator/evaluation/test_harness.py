@@ -351,6 +351,37 @@ async def test_mbpp_simulates_each_candidate_renamed_f_too_where_its_name_cannot
 
 
 @pytest.mark.asyncio
+async def test_mbpp_simulates_each_candidate_without_the_test_code_that_holds_the_answer(
+    tmp_path: Path,
+) -> None:
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
+    wrong = "def triple(x):\n    return x\n\nexpected = 3\nassert triple(1) == expected\n"
+    right = "def triple(x):\n    return x * 3\n"
+    honest = _mbpp_responder()
+
+    def copies(body: dict[str, Any]) -> list[str]:
+        """A test double of a model that copies an expected value it finds in the code."""
+        if body["messages"][0]["role"] == "system":
+            return [wrong, right][: body["n"]]
+        code, call = _sim_question(body)
+        if "expected = 3" in code:
+            return [f"[ANSWER]\nassert {call} == 3\n[/ANSWER]"] * body["n"]
+        return honest(body)
+
+    record = await run(
+        EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2),
+        (mbpp.load, mbpp.evaluate),
+        fake_client(FakeModelServer(copies)),
+    )
+
+    (triple,) = record["items"]
+    assert [c["passed"] for c in triple["candidates"]] == [False, True]
+    assert [c["sim_matches"] for c in triple["candidates"]] == [1, 1]  # the copied value matched
+    assert [c["sim_matches_f"] for c in triple["candidates"]] == [0, 1]  # asked without the test code
+    assert triple["expected"]["sim"] == 0.5 and triple["expected"]["sim-f"] == 1.0
+
+
+@pytest.mark.asyncio
 async def test_mbpp_majority_vote_over_sims_and_replies_cut_by_the_limit(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
     wrong = "def triple(x):\n    return x"
