@@ -11,11 +11,8 @@ command line, the web forms through them) reports it at the field like any other
 from __future__ import annotations
 
 import ast
-import io
 import json
-import re
 import threading
-import tokenize
 from typing import Any, Literal, overload
 
 TOO_DEEP = "too deeply nested or too long for Python's parser"
@@ -118,72 +115,3 @@ def explain_syntax_error(source: str, exc: SyntaxError, *, column_shift: int = 0
     if line == 1:
         column = max(1, column - column_shift)
     return f"{exc.msg} at {where(line, column)}"
-
-
-def rename(source: str, old: str, new: str) -> str | None:
-    """``source`` with the name ``old`` written ``new`` wherever it is a name (not an attribute after a
-    dot), comments and layout kept; None when ``new`` is already a name there or ``source`` does not
-    tokenize. The simulation of a benchmark's candidate asks about ``f`` as the training programs do,
-    so that the function's name (``is_prime``) cannot answer for its code."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return None
-    if any(t.type == tokenize.NAME and t.string == new for t in tokens):
-        return None
-    lines = source.splitlines(keepends=True)
-    previous, edits = None, []
-    for t in tokens:
-        if t.type == tokenize.NAME and t.string == old and previous != ".":
-            edits.append(t.start)
-        if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
-            previous = t.string
-    for row, col in reversed(edits):
-        line = lines[row - 1]
-        lines[row - 1] = line[:col] + new + line[col + len(old) :]
-    return "".join(lines)
-
-
-def drop_test_code(source: str) -> str:
-    """``source`` without the test code a model writes after its function: top-level ``assert``
-    statements, ``print(...)`` calls and comparisons as statements, ``if __name__ == "__main__":``
-    blocks, then top-level assignments to names nothing left reads (``expected = [4.0, 2.5]``). They
-    do not change what the program's functions return (short of a side effect in a call they make),
-    only whether loading it fails (an assert that does not hold, which a simulation of the call does
-    not predict either way); and they often hold the example's expected value, which the default
-    model's simulation copies instead of running the function.
-    ``source`` unchanged when it does not parse."""
-    try:
-        tree = parse_python(source)
-    except SyntaxError:
-        return source
-    dropped = [s for s in tree.body if _is_test_code(s)]
-    kept = [s for s in tree.body if s not in dropped]
-    read = {
-        n.id for s in kept for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    }
-    dropped += [
-        s
-        for s in kept
-        if isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) and t.id not in read for t in s.targets)
-    ]
-    if not dropped:
-        return source
-    lines = source.splitlines(keepends=True)
-    for stmt in dropped:
-        for row in range(stmt.lineno - 1, stmt.end_lineno or stmt.lineno):
-            lines[row] = ""
-    return re.sub(r"\n{3,}", "\n\n", "".join(lines)).rstrip() + "\n"
-
-
-def _is_test_code(stmt: ast.stmt) -> bool:
-    if isinstance(stmt, ast.Assert):
-        return True
-    if isinstance(stmt, ast.Expr):  # a comparison for its own sake, or a print
-        value = stmt.value
-        if isinstance(value, ast.Compare):
-            return True
-        return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print"
-    if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare):
-        return ast.unparse(stmt.test).replace("'", '"') == '__name__ == "__main__"'
-    return False

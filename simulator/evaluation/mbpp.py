@@ -12,25 +12,19 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           or with ``--sims m`` the majority vote of m samples); a prediction matches
                           ``expected`` by the app's rule (``pipeline.matching.problem_matches``: literal
                           equality, else the text), without running anything. A candidate that
-                          cannot pass (``pipeline.static.cannot_pass``: it does not parse or never
-                          defines the function) scores 0 whatever its simulation said, as in the
-                          pipeline. Most matches wins; ties are broken at random with a seeded RNG
-                          (seed + item index): one draw per problem (Wilson).
+                          cannot pass (``pipeline.static.cannot_pass``: it does not parse, never
+                          defines the function or surely raises NameError) scores 0 whatever its
+                          simulation said, as in the pipeline. Most matches wins; ties are broken at
+                          random with a seeded RNG (seed + item index): one draw per problem (Wilson).
 - ``best@k-sim-expected`` the same pick's expected correctness over the random tie-break (the mean over
                           the tied candidates): the figure without the draw's noise (bootstrap). With
                           n a multiple of k, each disjoint group of k candidates is one Best@k and the
                           expectations are averaged over the groups (n=8, k=4: two).
-- ``best@k-sim-f-expected`` the same, with each candidate simulated as training programs look
-                          (``simulate.as_trained``: its function renamed ``f``, the test code after it
-                          dropped), so that neither the name (``is_prime``) nor an example's expected
-                          value in its own asserts can answer for the code. Both are simulated in one
-                          run (``sim_matches`` and ``sim_matches_f`` per candidate).
 - ``best@k-oracle``       by real execution of the public test (the oracle of the papers), ties at random.
 - ``best@k-random``       the *expected* random pick: the mean correctness of the candidates in the
                           groups (pass@1 over them), not one draw (bootstrap).
 
-``extra.paired`` holds ``best@k-sim-expected`` minus ``best@k-random`` (and the oracle's, and the
-renamed simulation's, and renamed minus as written) per problem
+``extra.paired`` holds ``best@k-sim-expected`` minus ``best@k-random`` (and the oracle's) per problem
 with a paired bootstrap 95% interval (``paired.paired_bootstrap``): what selection by simulation gains
 over picking blindly; and minus the same selection without the static check (every candidate is
 simulated, so both are measured in one run): what the check adds. ``extra.cannot_pass`` counts the
@@ -45,7 +39,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import random
-from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +52,7 @@ from simulator.pipeline.matching import majority, problem_matches
 from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.static import cannot_pass
 from simulator.problem import Problem
-from simulator.prompts import simulate, solve
+from simulator.prompts import solve
 from simulator.source import parse_python
 
 SOLVE_MAX_TOKENS = RunSettings.max_tokens  # what the app's solve request allows
@@ -149,9 +142,9 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
 
         sim_parsed: list[bool] = []
 
-        async def simulated_match(c: int, t: int, code: str, expr: str, expected: str, tag: str) -> bool:
+        async def simulated_match(c: int, t: int, code: str, expr: str, expected: str) -> bool:
             messages = cruxeval.messages(code, expr, ctx.settings.prompt)
-            key = f"{item_id}/c{c}/t{t}{tag}"
+            key = f"{item_id}/c{c}/t{t}"
             sim = await ctx.requester.chat(key, messages, sim_params)
             finished = await cruxeval.app_texts(ctx, key, messages, sim_params, sim, expr)
             texts = [text for text, _ in finished]
@@ -163,39 +156,22 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 return False
             return problem_matches(problem, expected, winner)  # the pipeline's rule; nothing runs
 
-        def simulations(way: str) -> list[tuple[int, Awaitable[bool]]]:
-            """Every (candidate, public test) simulation: ``named`` asks about the candidate as written,
-            ``f`` about the same program with its function renamed ``f``, as every training program is."""
-            jobs = []
-            for c, code in enumerate(codes[:used]):
-                if not code:
-                    continue
-                name, tag = problem.entry_point, ""
-                if way == "f":
-                    tag = "/f"
-                    code, name = simulate.as_trained(code, name)
-                for t, test in enumerate(problem.public_tests):
-                    call = f"{name}({test.input})"
-                    jobs.append((c, simulated_match(c, t, code, call, test.output, tag)))
-            return jobs
-
-        raw = {}
-        for way in ("named", "f"):
-            jobs = simulations(way)
-            matched = await asyncio.gather(*(job for _, job in jobs))  # an item's simulations at once
-            raw[way] = [0.0] * used
-            for (c, _), match in zip(jobs, matched, strict=True):
-                raw[way][c] += int(match)
-        raw_scores = raw["named"]
+        jobs = [
+            (c, simulated_match(c, t, code, expr, expected))
+            for c, code in enumerate(codes[:used])
+            if code
+            for t, (expr, expected) in enumerate(public)
+        ]
+        matched = await asyncio.gather(*(job for _, job in jobs))  # all of an item's simulations at once
+        raw_scores = [0.0] * used
+        for (c, _), match in zip(jobs, matched, strict=True):
+            raw_scores[c] += int(match)
         # what the pipeline knows without simulating: a program that cannot pass scores nothing
         prelude = _prelude(item)  # the real runs have the test's imports: `math` may come from them
         checked = [
             cannot_pass(problem, with_imports(prelude, code)) if code else None for code in codes[:used]
         ]
-        sim_scores, f_scores = (
-            [0.0 if why else score for why, score in zip(checked, raw[way], strict=True)]
-            for way in ("named", "f")
-        )
+        sim_scores = [0.0 if why else score for why, score in zip(checked, raw_scores, strict=True)]
         oracle_scores = [float(x) for x in real_public]
         rng = random.Random(ctx.settings.seed + index)
         # the one drawn pick: from the first group, as a run of the pipeline with k candidates picks
@@ -216,7 +192,6 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                     "code": code,
                     "passed": passed,
                     "sim_matches": raw_scores[i] if i < used else None,
-                    "sim_matches_f": raw["f"][i] if i < used else None,
                     "cannot_pass": checked[i] if i < used else None,
                 }
                 for i, (code, passed) in enumerate(zip(codes, real_all, strict=True))
@@ -227,7 +202,6 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "expected": {
                 "sim": expected(sim_scores),
                 "sim-unchecked": expected(raw_scores),
-                "sim-f": expected(f_scores),
                 "oracle": expected(oracle_scores),
                 "random": sum(real_all[:used]) / used,
             },
@@ -244,7 +218,6 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     metrics: dict[str, Estimate] = {f"pass@{kk}": estimate_pass_at_k(counts, kk) for kk in ctx.ks()}
     metrics[f"best@{k}-sim"] = wilson(sum(r["chosen_passed"]["sim"] for r in records), len(records))
     metrics[f"best@{k}-sim-expected"] = bootstrap([r["expected"]["sim"] for r in records])
-    metrics[f"best@{k}-sim-f-expected"] = bootstrap([r["expected"]["sim-f"] for r in records])
     metrics[f"best@{k}-oracle"] = wilson(sum(r["chosen_passed"]["oracle"] for r in records), len(records))
     metrics[f"best@{k}-random"] = bootstrap([r["expected"]["random"] for r in records])
     gap = metrics[f"best@{k}-oracle"].value - metrics[f"best@{k}-sim"].value
@@ -253,8 +226,6 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         f"best@{k}-sim-minus-random": ("random", "sim"),
         f"best@{k}-oracle-minus-random": ("random", "oracle"),
         f"best@{k}-sim-minus-sim-unchecked": ("sim-unchecked", "sim"),
-        f"best@{k}-sim-f-minus-random": ("random", "sim-f"),
-        f"best@{k}-sim-f-minus-sim": ("sim", "sim-f"),
     }.items():
         pairs = [(r["expected"][base], r["expected"][way]) for r in records]
         value, low, high = paired_bootstrap(pairs, seed=ctx.settings.seed)

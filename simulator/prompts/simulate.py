@@ -17,8 +17,6 @@ nothing; the looping narration is left out of that request (it makes the answer 
 
 from __future__ import annotations
 
-from simulator.source import drop_test_code, rename
-
 VERSION = "simulate-v2"  # v2: the answer asked for at once (answer_prefill), unless narrating
 SYSTEM = (
     "You simulate Python programs step by step in your head, without running them, "
@@ -89,12 +87,3 @@ def answer_prefill(call: str | None) -> str:
 def answered(text: str, call: str | None) -> bool:
     """Whether a reply has begun its answer (then a cut reply is left as it is)."""
     return ("[ANSWER]" if call is not None else "<output>") in text
-
-
-def as_trained(code: str, name: str) -> tuple[str, str]:
-    """A candidate as every training program looks, and the name to call in it: its function renamed
-    ``f`` (``name`` kept when ``f`` is taken) and no test code after it (``source.drop_test_code``), so
-    that neither the name (``is_prime``) nor an example's expected value can answer for the code."""
-    code = drop_test_code(code)
-    renamed = rename(code, name, "f")
-    return (code, name) if renamed is None else (renamed, "f")

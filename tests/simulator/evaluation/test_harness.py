@@ -274,15 +274,8 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
         assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
         assert body["stop"] == ["\n```"] and body["max_tokens"] == 512
     sims = [b for b in server.requests if b not in solve_bodies]
-    # 2 candidates x 1 public test per problem, as written and renamed f; private asserts unseen
-    assert len(sims) == 2 * 2 * 2
+    assert len(sims) == 2 * 2  # 2 candidates x 1 public test per problem; private asserts unseen
     assert not any("double(5)" in b["messages"][-1]["content"] for b in sims)
-    assert {_sim_question(b) for b in sims if "double" not in str(b) and "triple" not in str(b)} == {
-        ("def f(x):\n    return x * 2\n", "f(2)"),
-        ("def f(x):\n    return x * 3\n", "f(1)"),
-        ("def f(x):\n    return x + 2\n", "f(2)"),
-        ("def f(x):\n    return x\n", "f(1)"),
-    }
 
     double, triple = record["items"]
     assert [c["code"] for c in double["candidates"]] == [
@@ -294,7 +287,6 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
     assert double["expected"] == {
         "sim": 0.5,
         "sim-unchecked": 0.5,
-        "sim-f": 0.5,
         "oracle": 0.5,
         "random": 0.5,
     }
@@ -303,7 +295,6 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
     assert triple["expected"] == {
         "sim": 1.0,
         "sim-unchecked": 1.0,
-        "sim-f": 1.0,
         "oracle": 1.0,
         "random": 0.5,
     }
@@ -318,67 +309,8 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
     assert "best@2-sim-minus-random=+0.250[" in final_line(record)
     assert record["extra"]["solve"]["replies"] == 4 and record["extra"]["solve"]["cut_by_limit"] == 0
     assert record["parse_failures"]["solve"] == {"failed": 0, "total": 4, **_interval(0, 4)}
-    assert record["parse_failures"]["simulate"] == {"failed": 0, "total": 8, **_interval(0, 8)}
+    assert record["parse_failures"]["simulate"] == {"failed": 0, "total": 4, **_interval(0, 4)}
     assert "Selection against the expected random pick" in (tmp_path / "out" / "report.md").read_text()
-
-
-@pytest.mark.asyncio
-async def test_mbpp_simulates_each_candidate_renamed_f_too_where_its_name_cannot_answer(
-    tmp_path: Path,
-) -> None:
-    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
-    honest = _mbpp_responder()
-
-    def name_prior(body: dict[str, Any]) -> list[str]:
-        """A test double of a model that answers from the function's name when it can: a triple is 3."""
-        if body["messages"][0]["role"] != "system" and _sim_question(body)[1] == "triple(1)":
-            return ["[ANSWER]\nassert triple(1) == 3\n[/ANSWER]"] * body["n"]
-        return honest(body)
-
-    record = await run(
-        EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2),
-        (mbpp.load, mbpp.evaluate),
-        fake_client(FakeModelServer(name_prior)),
-    )
-
-    (triple,) = record["items"]
-    assert [c["passed"] for c in triple["candidates"]] == [False, True]
-    assert [c["sim_matches"] for c in triple["candidates"]] == [1, 1]  # the name answered for both
-    assert [c["sim_matches_f"] for c in triple["candidates"]] == [0, 1]  # the code answers for f
-    assert triple["expected"]["sim"] == 0.5 and triple["expected"]["sim-f"] == 1.0
-    gain = record["extra"]["paired"]["best@2-sim-f-minus-sim"]
-    assert gain["value"] == pytest.approx(0.5) and gain["better"] == 1
-
-
-@pytest.mark.asyncio
-async def test_mbpp_simulates_each_candidate_without_the_test_code_that_holds_the_answer(
-    tmp_path: Path,
-) -> None:
-    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
-    wrong = "def triple(x):\n    return x\n\nexpected = 3\nassert triple(1) == expected\n"
-    right = "def triple(x):\n    return x * 3\n"
-    honest = _mbpp_responder()
-
-    def copies(body: dict[str, Any]) -> list[str]:
-        """A test double of a model that copies an expected value it finds in the code."""
-        if body["messages"][0]["role"] == "system":
-            return [wrong, right][: body["n"]]
-        code, call = _sim_question(body)
-        if "expected = 3" in code:
-            return [f"[ANSWER]\nassert {call} == 3\n[/ANSWER]"] * body["n"]
-        return honest(body)
-
-    record = await run(
-        EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2),
-        (mbpp.load, mbpp.evaluate),
-        fake_client(FakeModelServer(copies)),
-    )
-
-    (triple,) = record["items"]
-    assert [c["passed"] for c in triple["candidates"]] == [False, True]
-    assert [c["sim_matches"] for c in triple["candidates"]] == [1, 1]  # the copied value matched
-    assert [c["sim_matches_f"] for c in triple["candidates"]] == [0, 1]  # asked without the test code
-    assert triple["expected"]["sim"] == 0.5 and triple["expected"]["sim-f"] == 1.0
 
 
 @pytest.mark.asyncio
@@ -536,7 +468,7 @@ async def test_mbpp_with_n_a_multiple_of_k_averages_best_at_k_over_disjoint_grou
     only = record["items"][0]
     assert only["groups"] == 2 and [c["sim_matches"] for c in only["candidates"]] == [0, 1, 1, 1]
     # group 1 (wrong, right): sim 1.0, random 0.5; group 2 (right, right): both 1.0
-    assert only["expected"] == {"sim": 1.0, "sim-unchecked": 1.0, "sim-f": 1.0, "oracle": 1.0, "random": 0.75}
+    assert only["expected"] == {"sim": 1.0, "sim-unchecked": 1.0, "oracle": 1.0, "random": 0.75}
     assert record["extra"]["paired"]["best@2-sim-minus-random"]["value"] == pytest.approx(0.25)
 
 
@@ -567,7 +499,7 @@ async def test_mbpp_a_candidate_that_cannot_pass_scores_nothing_whatever_its_sim
     assert only["candidates"][0]["cannot_pass"] == "the program does not define triple, which the tests call"
     assert only["candidates"][1]["cannot_pass"] is None
     assert only["chosen"]["sim"] == 1
-    assert only["expected"] == {"sim": 1.0, "sim-unchecked": 0.5, "sim-f": 1.0, "oracle": 1.0, "random": 0.5}
+    assert only["expected"] == {"sim": 1.0, "sim-unchecked": 0.5, "oracle": 1.0, "random": 0.5}
     assert record["extra"]["paired"]["best@2-sim-minus-sim-unchecked"]["value"] == pytest.approx(0.5)
     assert record["extra"]["cannot_pass"] == {"candidates": 1, "really_passed": 0}
 
@@ -598,20 +530,19 @@ async def test_mbpp_judges_a_prediction_by_the_apps_rule_a_literal_not_an_expres
     """``pipeline.matching.problem_matches``, as the pipeline's selection: ``(3)`` is the literal 3;
     ``int('3')`` would equal it in Python but is an expression, compared as text."""
     data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
-    right = "def triple(x):\n    return x * 3"
+    right, also_right = "def triple(x):\n    return x * 3", "def triple(y):\n    return 3 * y"
 
     def respond(body: dict[str, Any]) -> list[str]:
         if body["messages"][0]["role"] == "system":
-            return [right, right][: body["n"]]
-        _, call = _sim_question(body)
-        answer = "(3)" if call.startswith("f(") else "int('3')"  # renamed: a literal
+            return [right, also_right][: body["n"]]
+        code, call = _sim_question(body)
+        answer = "(3)" if "x * 3" in code else "int('3')"
         return [f"[ANSWER]\nassert {call} == {answer}\n[/ANSWER]"] * body["n"]
 
-    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=1, k=1)
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2)
     record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(FakeModelServer(respond)))
 
-    (candidate,) = record["items"][0]["candidates"]
-    assert candidate["sim_matches"] == 0 and candidate["sim_matches_f"] == 1
+    assert [c["sim_matches"] for c in record["items"][0]["candidates"]] == [1, 0]
 
 
 @pytest.mark.asyncio
