@@ -7,18 +7,19 @@ A program fails every test, whatever a simulation says, when
 - a call problem's program loads a name it binds nowhere (and that is not a builtin) in a statement
   that certainly runs: at the top level before any ``if``, loop, ``try`` or ``with`` (the program
   raises ``NameError`` as it loads), or likewise in the called function's body (it raises on every
-  call). The default model writes such top-level code after its function, often with the example's
-  expected value in it (``actual = div_list(list1, list2)`` beside ``expected = [4.0, 2.5, 2.0]``),
-  and its simulation copies that value.
+  call).
 
-The default model writes all three (its guided "fixes" were often the test's own ``assert`` line
-alone) and its simulations of them often claim the expected value, so selection and repair took them
-for right ones (docs/results.md, Issue 12 sections 13 and 14). The pipeline and the MBPP evaluation
+The default model writes all three: guided "fixes" that were the test's own ``assert`` line alone,
+test code after its function such as ``assert div_list(list1, list2) == [4.0, 2.5, 2.0]`` with
+``list1`` defined nowhere. Its simulations of them often claim the expected value (copied, in the
+second case, from the program itself), so selection and repair took them for right ones
+(docs/results.md, Issue 12 sections 13 and 14). The pipeline and the MBPP evaluation
 judge them here, as a compiler or a linter would, instead of asking the model. The check is
 conservative: a program that could bind a name in a way it cannot see (``exec``, ``globals()``, a
 star import) passes it; a name bound anywhere, at any depth, counts as bound everywhere; lambdas,
-generator expressions, generator functions and class bodies are not looked into; and stdin programs
-get only the parse check (one may print its answer and ``exit()`` before the failing line).
+generator expressions, generator functions, class bodies and annotations are not looked into; and
+stdin programs get only the parse check (one may print its answer and ``exit()`` before the failing
+line).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def _unbound_load(body: list[ast.stmt], bound: set[str]) -> ast.Name | None:
 def _evaluated(stmt: ast.stmt) -> list[ast.Name]:
     """The names a simple statement loads when it runs, in source order: not inside a lambda or a
     generator expression (they run later, if at all), nor in the body of a ``def`` or ``class``
-    (their decorators, defaults and bases do run)."""
+    (their decorators, defaults and bases do run), nor in annotations."""
     names, stack = [], [stmt]
     while stack:
         node = stack.pop()
@@ -96,6 +97,9 @@ def _evaluated(stmt: ast.stmt) -> list[ast.Name]:
             continue
         if isinstance(node, ast.ClassDef):
             stack += [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+            continue
+        if isinstance(node, ast.AnnAssign):  # a local's annotation is never evaluated (nor any, lazily)
+            stack += [node.target, *([node.value] if node.value else [])]
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             names.append(node)

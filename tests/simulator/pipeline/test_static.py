@@ -105,6 +105,8 @@ def test_a_name_loaded_for_certain_but_bound_nowhere_cannot_pass(code: str, reas
         "def twice(x):\n    try:\n        return x\n    except ValueError as e:\n        return e\n",
         "def twice(x):\n    class C:\n        v = y\n    return C\n",  # class bodies are not looked into
         "def twice(x):\n    global y\n    return y\n",
+        "def twice(x):\n    y: Undefined = x\n    return 2 * y\n",  # a local's annotation never runs
+        "from __future__ import annotations\nv: Undefined = 1\n" + RIGHT,  # nor, so, a global's
         "from helpers import *\ndef twice(x):\n    return y\n",  # may bind anything
     ],
 )
