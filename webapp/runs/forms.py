@@ -64,10 +64,10 @@ class SimulateForm(forms.Form):
 
 # The measured effect of repair with the default model, shown beside the field (docs/results.md).
 REPAIR_HELP = (
-    "Off by default: repair does not raise the dev score today. Self-RLEF on the 164 MBPP dev problems, "
-    "1 turn: Guided repair broke 0 and fixed 0 programs (15.9% passing their public test before and "
+    "Off by default: repair does not raise the dev score today. Self-RLEF on the 162 MBPP dev problems, "
+    "1 turn: Guided repair broke 0 and fixed 0 programs (16.0% passing their public test before and "
     "after; it broke 6 before fixes that cannot pass were judged so); Model repair broke 14 and fixed 0 "
-    "(16.5% -> 7.9%). None of 407 sampled fixes passed (docs/results.md, Issue 12)."
+    "(16.5% -> 7.9%, 164 problems). None of 407 sampled fixes passed (docs/results.md, Issue 12)."
 )
 
 
