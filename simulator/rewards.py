@@ -101,8 +101,9 @@ class OutputPredictionReward:
     """+1 when the predicted output is right, -1 otherwise (no answer, wrong answer, cheating).
 
     Columns: ``output`` (the expected stdout, or for call items the gold literal), ``kind``
-    ("stdin" or "call"; default ``self.kind``), ``float_tolerance`` (stdin; default 1e-5), and for
-    call items ``code``, ``input`` (the argument source) and ``entry_point`` (default "f"). Items
+    ("stdin" or "call"; default ``self.kind``), ``float_tolerance`` (stdin; default 1e-5), for
+    call items ``code``, ``input`` (the argument source) and ``entry_point`` (default "f"), and
+    ``prefill`` (the start of the answer the prompt gave, read before the completion). Items
     without ``output`` get None.
 
     stdin items: the prediction is compared with the expected stdout token by token, floats within
@@ -138,7 +139,8 @@ class OutputPredictionReward:
             expected = row.get("output")
             if not isinstance(expected, str):
                 continue
-            predicted = extract_predicted_output(completion_text(completion))
+            # a prompt whose answer was begun for the model (``prefill``): the completion goes on from it
+            predicted = extract_predicted_output((row.get("prefill") or "") + completion_text(completion))
             if predicted is None:
                 rewards[i] = -1.0
                 continue

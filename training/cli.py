@@ -81,7 +81,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=(*STYLES, "none"),
         default="full",
         help="NLEX style of the simulate completions (simulator.nlex.narrator.narrate; docs/nlex.md); "
-        "none: no narration, the answer at once, as the app's default simulate request asks",
+        "none: no narration, the answer at once, as the app's default simulate request asks (rl.jsonl "
+        "too: that request as its prompts, for `train rl --reward output_prediction`)",
     )
     data.add_argument(
         "--max-completion-chars",
@@ -445,7 +446,8 @@ def _data(args: argparse.Namespace) -> int:
                 print(f"execsim train data: {exc}", file=sys.stderr)
                 return EXIT_FAILED
         bar("rl examples", 0, 1)
-        rl = rl_examples(records, seed=args.seed, max_prompt_chars=args.rl_max_prompt_chars)
+        at_once = args.narration == "none"
+        rl = rl_examples(records, seed=args.seed, max_prompt_chars=args.rl_max_prompt_chars, at_once=at_once)
         bar("rl examples", 1, 1)
         codegen = codegen_examples(records)
     try:

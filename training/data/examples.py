@@ -139,10 +139,17 @@ def rl_examples(
     tracer: Tracer = trace_programs,
     seed: int = 0,
     max_prompt_chars: int | None = None,
+    at_once: bool = False,
 ) -> list[dict[str, Any]]:
     """Stage-1 examples: the white-box prompt (questions from the real trace) and the reward columns.
     Programs that fail ExecVerify's question filter get the output-prediction question alone. Prompts
-    longer than ``max_prompt_chars`` are left out (CPU runs: GRPO time grows with prompt length)."""
+    longer than ``max_prompt_chars`` are left out (CPU runs: GRPO time grows with prompt length).
+
+    ``at_once``: the prompt is instead the app's default simulate request, the chat messages with the
+    answer begun (``simulate.answer_prefill``, also in the ``prefill`` column, which the
+    ``output_prediction`` reward reads before the completion): a completion is a literal of a few
+    tokens, short enough for GRPO on a CPU."""
+    from simulator.prompts import simulate
     from simulator.questions import QuestionSet, render_prompt, select_questions
 
     jobs = [(record, pair) for record in records for pair in record.io]
@@ -159,9 +166,15 @@ def rl_examples(
         prompt = render_prompt(qset)
         if max_prompt_chars is not None and len(prompt) > max_prompt_chars:
             continue
+        extra: dict[str, Any] = {"prompt": prompt}
+        if at_once:
+            program = call_program(record, pair.input)
+            prefill = simulate.answer_prefill(program.call)
+            messages = simulate.call_messages(program.code, program.call)
+            extra = {"prompt": [*messages, {"role": "assistant", "content": prefill}], "prefill": prefill}
         examples.append(
             {
-                "prompt": prompt,
+                **extra,
                 "code": record.code,
                 "entry_point": record.entry_point,
                 "input": pair.input,

@@ -130,7 +130,8 @@ def run_grpo(
                 row[name] = json.dumps(row[name])
     if config.format == "chat":
         for row in rows:
-            row["prompt"] = [{"role": "user", "content": row["prompt"]}]
+            if isinstance(row["prompt"], str):  # a list is already the chat (train data --narration none)
+                row["prompt"] = [{"role": "user", "content": row["prompt"]}]
     if reward_funcs is None:
         reward_funcs = [resolve_reward(spec) for spec in (config.rewards or STAGE_REWARDS[config.stage])]
     tokenizer = AutoTokenizer.from_pretrained(config.model, padding_side="left")

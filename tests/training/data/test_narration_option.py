@@ -81,3 +81,12 @@ def test_no_narration_examples_are_the_prefilled_request(tmp_path: Path) -> None
     assert row["messages"][-1] == {"role": "assistant", "content": simulate.answer_prefill("f([1, 2, 3])")}
     assert row["messages"][:-1] == simulate.call_messages(CODE, "f([1, 2, 3])")
     assert row["prompt"] == row["messages"][-2]["content"]  # the user turn (the text format's prompt)
+
+
+def test_no_narration_makes_the_rl_prompts_the_default_request_too(tmp_path: Path) -> None:
+    from simulator.prompts import simulate
+
+    build(tmp_path, "--narration", "none")
+    (row,) = [json.loads(line) for line in (tmp_path / "data" / "rl.jsonl").read_text().splitlines()]
+    assert row["prompt"][-1] == {"role": "assistant", "content": simulate.answer_prefill("f([1, 2, 3])")}
+    assert row["prefill"] == simulate.answer_prefill("f([1, 2, 3])")

@@ -115,3 +115,20 @@ def test_benchmark_files_are_refused_as_training_data():
         read_jsonl(bench / "cruxeval" / "dev.jsonl")
     with pytest.raises(BenchmarkDataRefused):
         annotation_examples(bench / "mbpp" / "sanitized-dev.jsonl")
+
+
+def test_rl_examples_at_once_are_the_apps_default_request_scored_from_its_prefill():
+    from simulator.prompts import simulate
+    from training.rl.train import resolve_reward
+
+    [row] = rl_examples([program()], at_once=True)
+    prefill = simulate.answer_prefill("f([1, 2, 4])")
+    assert row["prompt"] == [
+        *simulate.call_messages(CODE, "f([1, 2, 4])"),
+        {"role": "assistant", "content": prefill},
+    ]
+    assert row["prefill"] == prefill and row["output"] == "12"
+    reward = resolve_reward("output_prediction")
+    columns = {k: [row[k]] * 3 for k in ("code", "entry_point", "input", "output", "prefill", "kind")}
+    # the completions go on from the prefill, as vLLM and TRL return them: a literal, then the stop
+    assert reward([" 12\n[/ANSWER]", " 13\n", " f([1, 2, 4])"], **columns) == [1.0, -1.0, -1.0]
