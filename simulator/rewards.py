@@ -25,6 +25,7 @@ from typing import Any
 from simulator.compare import DEFAULT_TOLERANCE, NOT_LITERAL, literal, outputs_match, same_value
 from simulator.execution import RunPrograms, run_many
 from simulator.execution.program import Program
+from simulator.prompts import simulate
 from simulator.prompts.parsing import extract_code as parse_code
 from simulator.prompts.parsing import final_text_start, parse_answer_block, predicted_output
 from simulator.questions import QuestionSet, score_answers
@@ -63,6 +64,17 @@ def final_text(text: str) -> str | None:
     opened and never closed (the model ran out of tokens while thinking)."""
     begin = final_text_start(text)
     return None if begin is None else text[begin:]
+
+
+def _as_returned(text: str, prefill: str | None) -> str:
+    """A completion of a prompt whose answer was begun (``prefill``, the app's answer-at-once request)
+    as the app reads it: the prefill, then the completion up to the request's stop string, where
+    vLLM would have cut it (GRPO's generation has no stop strings)."""
+    if not prefill:
+        return text
+    for stop in (*simulate.CALL_STOP, *simulate.STDIN_STOP):
+        text = text.split(stop, 1)[0]
+    return prefill + text
 
 
 def _columns(kwargs: dict[str, Any], count: int) -> list[dict[str, Any]]:
@@ -139,8 +151,9 @@ class OutputPredictionReward:
             expected = row.get("output")
             if not isinstance(expected, str):
                 continue
-            # a prompt whose answer was begun for the model (``prefill``): the completion goes on from it
-            predicted = extract_predicted_output((row.get("prefill") or "") + completion_text(completion))
+            predicted = extract_predicted_output(
+                _as_returned(completion_text(completion), row.get("prefill"))
+            )
             if predicted is None:
                 rewards[i] = -1.0
                 continue

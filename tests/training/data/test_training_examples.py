@@ -129,6 +129,11 @@ def test_rl_examples_at_once_are_the_apps_default_request_scored_from_its_prefil
     ]
     assert row["prefill"] == prefill and row["output"] == "12"
     reward = resolve_reward("output_prediction")
-    columns = {k: [row[k]] * 3 for k in ("code", "entry_point", "input", "output", "prefill", "kind")}
-    # the completions go on from the prefill, as vLLM and TRL return them: a literal, then the stop
-    assert reward([" 12\n[/ANSWER]", " 13\n", " f([1, 2, 4])"], **columns) == [1.0, -1.0, -1.0]
+    columns = {k: [row[k]] for k in ("code", "entry_point", "input", "output", "prefill", "kind")}
+    # the completions go on from the prefill; read up to the request's stop string, as the app would
+    # get them from vLLM (a second answer after it never counts; one before it does, as in the app)
+    right, wrong, call = " 12\n[/ANSWER]", " 13\n", " f([1, 2, 4])"
+    after_stop = " 13\n[/ANSWER]\n[ANSWER]\nassert f([1, 2, 4]) == 12\n[/ANSWER]"
+    again = " 13\n[/THOUGHT]\n[ANSWER]\nassert f([1, 2, 4]) == 12\n[/ANSWER] and so on"
+    columns = {k: [v[0]] * 5 for k, v in columns.items()}
+    assert reward([right, wrong, call, after_stop, again], **columns) == [1.0, -1.0, -1.0, -1.0, 1.0]
