@@ -163,18 +163,20 @@ def rl_examples(
             qset = QuestionSet(
                 code=record.code, entry_point=record.entry_point, args=pair.input, questions=(), seed=seed + i
             )
-        prompt = render_prompt(qset)
-        if max_prompt_chars is not None and len(prompt) > max_prompt_chars:
-            continue
-        extra: dict[str, Any] = {"prompt": prompt}
         if at_once:
             program = call_program(record, pair.input)
             prefill = simulate.answer_prefill(program.call)
             messages = simulate.call_messages(program.code, program.call)
-            extra = {"prompt": [*messages, {"role": "assistant", "content": prefill}], "prefill": prefill}
+            asked: dict[str, Any] = {"prompt": [*messages, {"role": "assistant", "content": prefill}]}
+            asked["prefill"], length = prefill, len(messages[-1]["content"])
+        else:
+            asked = {"prompt": render_prompt(qset)}
+            length = len(asked["prompt"])
+        if max_prompt_chars is not None and length > max_prompt_chars:
+            continue
         examples.append(
             {
-                **extra,
+                **asked,
                 "code": record.code,
                 "entry_point": record.entry_point,
                 "input": pair.input,
