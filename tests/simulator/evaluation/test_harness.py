@@ -284,20 +284,10 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
     ]
     assert [c["passed"] for c in double["candidates"]] == [False, True]
     assert [c["sim_matches"] for c in double["candidates"]] == [1, 1]  # a tie on the public test
-    assert double["expected"] == {
-        "sim": 0.5,
-        "sim-unchecked": 0.5,
-        "oracle": 0.5,
-        "random": 0.5,
-    }
+    assert double["expected"] == {"sim": 0.5, "sim-unchecked": 0.5, "oracle": 0.5, "random": 0.5}
     assert [c["sim_matches"] for c in triple["candidates"]] == [0, 1]
     assert triple["chosen"]["sim"] == 1
-    assert triple["expected"] == {
-        "sim": 1.0,
-        "sim-unchecked": 1.0,
-        "oracle": 1.0,
-        "random": 0.5,
-    }
+    assert triple["expected"] == {"sim": 1.0, "sim-unchecked": 1.0, "oracle": 1.0, "random": 0.5}
 
     metrics = record["metrics"]
     assert metrics["pass@1"]["value"] == pytest.approx(0.5)
