@@ -8,8 +8,8 @@ the web app persists and forwards them, the evaluation aggregates them. What hap
 2. simulate: every candidate x public test, concurrently (at most ``concurrency`` at a time), each
    ``sims`` samples from one request (majority vote); in oracle mode the programs run for real instead;
    with ``real`` each verdict also records the real output and the first NLEX claim the trace refutes;
-   a program known to fail without simulating it (``static.cannot_pass``: it does not parse, or never
-   defines the function the tests call) is judged so (``source: checked``) and not simulated;
+   a program known to fail without simulating it (``static.cannot_pass`` says which and why) is judged
+   so (``source: checked``) and not simulated;
 3. select: most matching public tests wins, ties broken by a ``random.Random(seed)``;
 4. repair: up to ``turns`` turns of the paper's feedback prompt; every new program is simulated (or
    run, in oracle mode) on the public tests, labelled with its ``turn``. ``settings.repair`` says who
