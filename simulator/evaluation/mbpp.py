@@ -28,7 +28,9 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
 with a paired bootstrap 95% interval (``paired.paired_bootstrap``): what selection by simulation gains
 over picking blindly; and minus the same selection without the static check (every candidate is
 simulated, so both are measured in one run): what the check adds. ``extra.cannot_pass`` counts the
-candidates the check judged, and those of them that really passed (0 unless the check is wrong).
+candidates the check judged, and those of them that really passed (0 unless the check is wrong);
+``extra.sim_matched_by_public_outcome`` how often the simulation matched among the candidates that
+really pass the public test and among those that fail it.
 The simulation gap is ``best@k-oracle - best@k-sim``. ``extra.solve`` reports completion tokens per
 candidate and the share of replies cut by the token limit. A record that cannot become a problem (no
 ``assert f(args) == value``) is skipped and listed in ``extra.unconverted``.
@@ -115,6 +117,21 @@ def tie_expectation(scores: list[float], passed: list[bool]) -> float:
     return sum(tied) / len(tied)
 
 
+def _matched_by_outcome(records: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """How often the simulation matched the public test, among the simulated candidates the check
+    left that really pass it and that really fail it: ``{"pass": [matched, n], "fail": [matched, n]}``,
+    the signal selection has to work with."""
+    counts = {"pass": [0, 0], "fail": [0, 0]}
+    for record in records:
+        for c in record["candidates"]:
+            if c["public_passed"] is None or not c["code"] or c["cannot_pass"]:
+                continue
+            cell = counts["pass" if c["public_passed"] else "fail"]
+            cell[0] += c["sim_matches"] > 0
+            cell[1] += 1
+    return counts
+
+
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     k = ctx.settings.k
     sims = ctx.settings.sims
@@ -191,6 +208,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 {
                     "code": code,
                     "passed": passed,
+                    "public_passed": real_public[i] if i < used else None,
                     "sim_matches": raw_scores[i] if i < used else None,
                     "cannot_pass": checked[i] if i < used else None,
                 }
@@ -294,6 +312,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                     bool(c["cannot_pass"]) and c["passed"] for r in records for c in r["candidates"]
                 ),
             },
+            "sim_matched_by_public_outcome": _matched_by_outcome(records),
             "sims": sims,
             "tables": tables,
             "unconverted": unconverted,

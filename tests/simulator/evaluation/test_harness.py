@@ -298,6 +298,8 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
     assert gain["low"] <= gain["value"] <= gain["high"]
     assert "best@2-sim-minus-random=+0.250[" in final_line(record)
     assert record["extra"]["solve"]["replies"] == 4 and record["extra"]["solve"]["cut_by_limit"] == 0
+    # "x + 2" passes double's public test (2 + 2 == 4) and "return x" fails triple's: honest simulations
+    assert record["extra"]["sim_matched_by_public_outcome"] == {"pass": [3, 3], "fail": [0, 1]}
     assert record["parse_failures"]["solve"] == {"failed": 0, "total": 4, **_interval(0, 4)}
     assert record["parse_failures"]["simulate"] == {"failed": 0, "total": 4, **_interval(0, 4)}
     assert "Selection against the expected random pick" in (tmp_path / "out" / "report.md").read_text()

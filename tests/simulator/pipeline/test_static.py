@@ -197,3 +197,37 @@ def test_the_repair_feedback_of_a_program_that_cannot_pass_says_why() -> None:
         == "[not simulated] the program does not define twice, which the tests call"
     )
     assert events[-1].payload["code"] == RIGHT and events[-1].payload["passed_public_simulated"] == 2
+
+
+def test_no_reference_solution_of_the_dev_splits_is_judged_unable_to_pass() -> None:
+    """The check's false positives on real programs: every MBPP reference solution passes its asserts
+    (tests/simulator/execution/test_benchmarks.py), so none may be flagged (with the test's imports,
+    as the MBPP evaluation checks); nor any CRUXEval program, as a call problem of ``f``."""
+    import json
+
+    from simulator.benchmarks import from_mbpp
+    from simulator.evaluation.mbpp import with_imports
+    from simulator.problem import ProblemError
+    from tests.simulator.execution.sandbox_support import benchmark_file
+
+    flagged, checked = [], 0
+    for line in benchmark_file("mbpp", "sanitized-dev.jsonl").read_text().splitlines():
+        item = json.loads(line)
+        try:
+            problem = from_mbpp(item)
+        except ProblemError:  # an assert no test can state (tasks 2 and 7: set(...) of the call)
+            continue
+        checked += 1
+        if why := cannot_pass(problem, with_imports("\n".join(item["test_imports"]), item["code"])):
+            flagged.append((item["task_id"], why))
+    for line in benchmark_file("cruxeval", "dev.jsonl").read_text().splitlines():
+        item = json.loads(line)
+        tests = [{"input": item["input"], "output": item["output"], "public": True}]
+        problem = Problem.from_dict(
+            {"title": "t", "statement": "s", "kind": "call", "entry_point": "f", "tests": tests}
+        )
+        checked += 1
+        if why := cannot_pass(problem, item["code"]):
+            flagged.append((item["id"], why))
+    assert checked == 162 + 200
+    assert flagged == []
