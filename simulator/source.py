@@ -6,6 +6,9 @@ reached users as tracebacks and 500s. These wrappers turn them into the errors a
 gives (``SyntaxError``, ``json.JSONDecodeError``), with a message in the user's terms, so that every
 place that validates input (the problem format, the benchmark converters, ``Program.problems``, the
 command line, the web forms through them) reports it at the field like any other mistake.
+
+``same_program`` says when two programs are one as far as a call of their functions can tell (a
+repair that only adds test code is no fix).
 """
 
 from __future__ import annotations
@@ -115,3 +118,76 @@ def explain_syntax_error(source: str, exc: SyntaxError, *, column_shift: int = 0
     if line == 1:
         column = max(1, column - column_shift)
     return f"{exc.msg} at {where(line, column)}"
+
+
+def same_program(first: str, second: str, kind: str) -> bool:
+    """Whether two programs differ at most in layout and comments, and for a ``call`` problem also
+    in the test code a model writes after its function (``without_test_code``): no call of their
+    functions can tell them apart, only a simulation that copies the value of an added
+    ``assert f(x) == expected``. A ``stdin`` program's top-level prints are its answer, so they count.
+    Programs that do not parse are compared as text."""
+    try:
+        trees = parse_python(first), parse_python(second)
+    except SyntaxError:
+        return first.strip() == second.strip()
+    bodies = [without_test_code(t) if kind == "call" else t.body for t in trees]
+    return [ast.dump(s) for s in bodies[0]] == [ast.dump(s) for s in bodies[1]]
+
+
+def without_test_code(tree: ast.Module) -> list[ast.stmt]:
+    """``tree``'s top-level statements less the test code a model writes after its function:
+    ``assert`` statements, expressions standing alone (a comparison, a constant, a call of a plain
+    name such as ``print(f(3))`` or ``f(3)``), ``if __name__ == "__main__":`` blocks, then
+    assignments of a literal or such a call to names nothing left reads and no ``def``, ``class`` or
+    ``import`` binds (``expected = [4.0, 2.5]``, ``result = f(3)``). A call standing alone can change
+    a global only through a ``global`` statement, which this does not follow."""
+    kept = [s for s in tree.body if not _is_test_code(s)]
+    read = {
+        n.id for s in kept for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    defined = {name for s in kept for name in _defines(s)}
+    return [s for s in kept if not _test_value_assignment(s, read | defined)]
+
+
+def _is_test_code(stmt: ast.stmt) -> bool:
+    if isinstance(stmt, ast.Assert):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Compare | ast.Constant) or _plain_call(stmt.value)
+    if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare):
+        return unparse(stmt.test).replace("'", '"') == '__name__ == "__main__"'
+    return False
+
+
+def _defines(stmt: ast.stmt) -> list[str]:
+    """The names a ``def``, ``class`` or ``import`` statement binds."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [stmt.name]
+    if isinstance(stmt, ast.Import | ast.ImportFrom):
+        return [(alias.asname or alias.name).split(".")[0] for alias in stmt.names]
+    return []
+
+
+def _plain_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+
+
+def _test_value_assignment(stmt: ast.stmt, taken: set[str]) -> bool:
+    """An assignment of a literal or a plain call whose every target is a plain name not in ``taken``."""
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        targets = [stmt.target]
+    else:
+        return False
+    if not (_plain_call(stmt.value) or _literal(stmt.value)):
+        return False
+    return all(isinstance(t, ast.Name) and t.id not in taken for t in targets)
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True

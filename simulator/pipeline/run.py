@@ -71,6 +71,7 @@ from simulator.prompts.parsing import (
     parse_repair,
     parse_stdin_answer,
 )
+from simulator.source import same_program
 
 log = logging.getLogger(__name__)
 DELTA_INTERVAL_S = 0.1  # the most often one sample's streamed text becomes an event
@@ -592,14 +593,15 @@ class _SolveJob(Job):
         except PromptTooLong as exc:
             return "", RepairParse(submitted=False, error=f"prompt too long: {exc}")
         text = result.choices[0].text
-        return text, parse_repair(text, code)
+        return text, parse_repair(text, code, self.problem.kind)
 
     async def _ask_fix(
         self, turn: int, code: str, feedback: list[repair.Feedback]
     ) -> tuple[str, RepairParse]:
         """Guided mode: the same feedback prompt with the reply prefilled with the solve prompt's
         opening fence and stopped at its closing one (``solve.PREFILL``, ``solve.STOP``), so the reply
-        is a program, read as a solve reply is (``solve.parse``). The same program again is
+        is a program, read as a solve reply is (``solve.parse``). The same program again
+        (``source.same_program``: test code added after the function does not make a fix) is
         ``REPEATED``. The prefill streams once, as the start of the reply, so the streamed text (and
         the returned one) is a well-formed block."""
         begun = False
@@ -623,7 +625,7 @@ class _SolveJob(Job):
         choice = result.choices[0]
         text = solve.PREFILL + choice.text
         parsed = solve.parse(choice.text)
-        if parsed.code is not None and parsed.code.strip() == code.strip():
+        if parsed.code is not None and same_program(parsed.code, code, self.problem.kind):
             return text, RepairParse(submitted=False, error=REPEATED)
         error = _noting_cut(parsed.error, choice.finish_reason == "length")
         return text, RepairParse(submitted=False, code=parsed.code, error=error)

@@ -19,11 +19,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from simulator.source import parse_python
+from simulator.source import parse_python, same_program
 
 OPENING = re.compile(r"\s*```\s*([\w+-]*)\s*$")
 SUBMIT = "#SUBMIT"
-REPEATED = "the reply repeats the attempted code unchanged"  # a repair parse error, counted apart
+# a repair parse error, counted apart (``source.same_program`` says what counts as the same code)
+REPEATED = "the reply repeats the attempted code (at most its layout, comments or test code changed)"
 AnswerForm = Literal["call", "stdout"]
 
 # Openers of an answer block and their closers; the last opener in the reply starts the answer.
@@ -330,11 +331,12 @@ def parse_answer_block(text: Any) -> AnswerBlock:
     return AnswerBlock(True, assertion=lines[0], answers=tuple(lines[1:]))
 
 
-def parse_repair(text: str, current_code: str) -> RepairParse:
+def parse_repair(text: str, current_code: str, kind: str) -> RepairParse:
     """``#SUBMIT`` keeps the program; a code block that differs from it is a fix (even when the
-    reply also says ``#SUBMIT``); anything else is a parse failure."""
+    reply also says ``#SUBMIT``); anything else is a parse failure. A block that is the same program
+    for a problem of this ``kind`` (``source.same_program``) is no fix."""
     parsed = extract_code(text)
-    if parsed.code is not None and parsed.code.strip() != current_code.strip():
+    if parsed.code is not None and not same_program(parsed.code, current_code, kind):
         return RepairParse(submitted=False, code=parsed.code)
     if SUBMIT in text:
         return RepairParse(submitted=True)

@@ -158,7 +158,7 @@ def _fix_example(
         code = solve.parse(answer.removeprefix(solve.PREFILL).removesuffix(solve.STOP[0])).code
     else:
         answer = fix_answer(item.problem, runs, mutant, item.record.code)
-        code = parse_repair(answer, mutant.code).code
+        code = parse_repair(answer, mutant.code, item.problem.kind).code
     if code is None or code.strip() != item.record.code.strip():
         return None
     return _example(item, messages, answer, "fix", mutant=mutant, attempt=mutant.code)

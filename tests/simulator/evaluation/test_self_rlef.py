@@ -288,9 +288,9 @@ def test_repair_failures_that_repeat_the_attempt_are_counted_apart() -> None:
 
     attempt = "def f(x):\n    return x\n"
     turns = [
-        parse_repair(f"```python\n{attempt}```", attempt),  # the same program again
-        parse_repair("I am not sure.", attempt),  # neither #SUBMIT nor code
-        parse_repair("```#SUBMIT```", attempt),
+        parse_repair(f"```python\n{attempt}```", attempt, "call"),  # the same program again
+        parse_repair("I am not sure.", attempt, "call"),  # neither #SUBMIT nor code
+        parse_repair("```#SUBMIT```", attempt, "call"),
     ]
     assert turns[0].error == REPEATED
     events = [

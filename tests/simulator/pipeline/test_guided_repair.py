@@ -174,3 +174,49 @@ def test_model_mode_asks_the_paper_s_free_reply() -> None:
     assert body["messages"][-1]["role"] == "user" and "stop" not in body
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
     assert turn["decided_by"] == "model" and turn["submitted"] is True and turn["text"] == "```#SUBMIT```"
+
+
+TRIPLE = {
+    "title": "Triple",
+    "statement": "Return 3 * x.",
+    "kind": "call",
+    "entry_point": "triple",
+    "tests": [{"input": "1", "output": "3"}, {"input": "2", "output": "6", "public": False}],
+}
+TRIPLE_WRONG = "def triple(x):\n    return x\n"
+
+
+def copying_simulator(code: str, call: str) -> str:
+    """A test double of the default model's simulation: where the code asserts a value for the call it
+    copies that value (MBPP 777), else it answers as the code would."""
+    for line in code.splitlines():
+        if line.startswith(f"assert {call} == "):
+            return " " + line.split(" == ", 1)[1] + "\n[/ANSWER]"
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<double>", "exec"), namespace)
+    return f" {eval(call, namespace)!r}\n[/ANSWER]"
+
+
+@pytest.mark.parametrize(
+    "fix",
+    [
+        TRIPLE_WRONG + "\nassert triple(1) == 3\n",  # the default model's own repair replies (MBPP 616, 777)
+        TRIPLE_WRONG + "\ntriple(1)\nexpected = 3\nassert triple(1) == expected\n",
+        "# returns three times x\n" + TRIPLE_WRONG,
+    ],
+)
+def test_a_fix_that_adds_only_test_code_is_the_attempt_again_and_not_simulated(fix: str) -> None:
+    script = PipelineScript(solve=fence(TRIPLE_WRONG), simulate=copying_simulator, repair=[fence(fix)])
+    events, _ = guided(script, problem=TRIPLE, turns=1, executor=ExecutorDouble())
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert turn["code"] is None and turn["parse_error"] == REPEATED
+    assert [v for v in of_type(events, "verdict") if v.payload["turn"] == 1] == []  # nothing to copy from
+    assert events[-1].payload["code"] == TRIPLE_WRONG and events[-1].payload["passed_public_simulated"] == 0
+
+
+def test_a_fix_that_changes_the_function_is_simulated_and_kept() -> None:
+    fix = "def triple(x):\n    return 3 * x\n\nassert triple(1) == 3\n"
+    script = PipelineScript(solve=fence(TRIPLE_WRONG), simulate=copying_simulator, repair=[fence(fix)])
+    events, _ = guided(script, problem=TRIPLE, turns=1, executor=ExecutorDouble())
+    assert [v.payload["match"] for v in of_type(events, "verdict") if v.payload["turn"] == 1] == [True]
+    assert events[-1].payload["code"] == fix

@@ -89,21 +89,21 @@ def test_stdin_answers_come_from_the_output_tags() -> None:
 
 
 def test_repair_submit_keeps_the_program() -> None:
-    assert parse_repair("Looks right.\n```#SUBMIT```", "print(1)\n").submitted is True
+    assert parse_repair("Looks right.\n```#SUBMIT```", "print(1)\n", "stdin").submitted is True
     same = "```python\nprint(1)\n```\n#SUBMIT"
-    assert parse_repair(same, "print(1)\n").submitted is True
+    assert parse_repair(same, "print(1)\n", "stdin").submitted is True
 
 
 def test_repair_with_new_code_is_a_fix_even_if_it_says_submit() -> None:
-    parsed = parse_repair("```python\nprint(2)\n```\n#SUBMIT", "print(1)\n")
+    parsed = parse_repair("```python\nprint(2)\n```\n#SUBMIT", "print(1)\n", "stdin")
     assert (parsed.submitted, parsed.code) == (False, "print(2)\n")
 
 
 def test_repair_without_decision_is_a_recorded_failure() -> None:
-    parsed = parse_repair("hmm, not sure", "print(1)\n")
+    parsed = parse_repair("hmm, not sure", "print(1)\n", "stdin")
     assert (parsed.submitted, parsed.code) == (False, None)
     assert "neither #SUBMIT nor a corrected program" in (parsed.error or "")
-    repeated = parse_repair("```python\nprint(1)\n```", "print(1)\n")
+    repeated = parse_repair("```python\nprint(1)\n```", "print(1)\n", "stdin")
     assert repeated.code is None and "repeats the attempted code" in (repeated.error or "")
 
 

@@ -96,14 +96,14 @@ def test_fix_examples_fail_in_the_sandbox_and_their_answers_pass():
         public = problem.public_tests[0]
         status, value = sandbox_value(example["attempt"], f"f({public.input})")
         assert status != "ok" or value != public.output  # the attempt really fails its public test
-        parsed = parse_repair(example["completion"], example["attempt"])
+        parsed = parse_repair(example["completion"], example["attempt"], "call")
         assert not parsed.submitted and parsed.code is not None
         for test in problem.tests:  # the answer, read as the pipeline reads it, passes every test
             assert sandbox_value(parsed.code, f"f({test.input})") == ("ok", test.output)
         assert f"## Output for the attempt\n{public.output}\n" not in example["prompt"]
     for example in submits:
         problem = by_id[example["program_id"]].problem
-        assert parse_repair(example["completion"], example["attempt"]).submitted
+        assert parse_repair(example["completion"], example["attempt"], "call").submitted
         for test in problem.tests:  # #SUBMIT answers a correct program
             assert sandbox_value(example["attempt"], f"f({test.input})") == ("ok", test.output)
 
