@@ -22,6 +22,10 @@ with no ``assert f(args) == value``) is skipped and listed in ``extra.unconverte
 ``extra`` also records ``repair`` (the mode) and counts the turns decided by the simulation
 (``repair_by_simulation``: submitted without a request) and by the model (``repair_asked``), and the
 fixes not kept (``repair_not_kept``); the ``repair`` parse failures count only the replies asked for.
+``extra.fixes`` says whether the model or the judge held repair back: every fix offered (a new program
+in a repair reply, kept or not) runs for real on the public tests; ``offered``, ``pass_public`` (of
+them, those passing every public test) and ``failing_with_a_passing_fix`` (problems whose initial
+program fails a public test and that were offered at least one fix passing them all).
 """
 
 from __future__ import annotations
@@ -94,6 +98,7 @@ def summarize_events(events: list[dict[str, Any]]) -> dict[str, Any]:
         "repair_repeats": 0,  # of the repair failures: the attempted program again, without #SUBMIT
         "repair_by_simulation": 0,  # guided turns the simulation decided (no request: submitted)
         "repair_not_kept": 0,  # guided fixes whose simulations matched no more public tests
+        "fixes": [],  # every new program a repair reply offered, kept or not
         "prompt_too_long": 0,
     }
     for event in events:
@@ -128,6 +133,8 @@ def _repair_turn(out: dict[str, Any], p: dict[str, Any]) -> None:
     out["repair"][1] += 1
     out["repair"][0] += not p["submitted"] and p["code"] is None
     out["repair_repeats"] += p.get("parse_error") == REPEATED
+    if p["code"] is not None:
+        out["fixes"].append(p["code"])
 
 
 def _repair_rejected(out: dict[str, Any], p: dict[str, Any]) -> None:
@@ -185,6 +192,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         initial = await judge(problem, summary["initial"])
         final_code = summary["final"] if summary["final"] is not None else summary["initial"]
         final = initial if final_code == summary["initial"] else await judge(problem, final_code)
+        fixes_passing = [(await judge(problem, fix))["public"] for fix in summary["fixes"]]
         return {
             "id": item["id"],
             "initial": {"code": summary["initial"], **initial},
@@ -198,6 +206,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "repair_repeats": summary["repair_repeats"],
             "repair_by_simulation": summary["repair_by_simulation"],
             "repair_not_kept": summary["repair_not_kept"],
+            "fixes": {"offered": len(fixes_passing), "pass_public": sum(fixes_passing)},
         }
 
     converted, unconverted = convert_items(items, to_problem)
@@ -220,6 +229,22 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         stage: (sum(r["parse"][stage][0] for r in records), sum(r["parse"][stage][1] for r in records))
         for stage in ("solve", "simulate", "repair")
     }
+    fixes = {
+        "offered": sum(r["fixes"]["offered"] for r in records),
+        "pass_public": sum(r["fixes"]["pass_public"] for r in records),
+        "failing_with_a_passing_fix": sum(
+            not r["initial"]["public"] and r["fixes"]["pass_public"] > 0 for r in records
+        ),
+    }
+    tables.append(
+        {
+            "title": "fixes the repair replies offered, run for real on the public tests",
+            "header": ["offered", "passing them", "problems failing at first that were offered one"],
+            "rows": [
+                [str(fixes["offered"]), str(fixes["pass_public"]), str(fixes["failing_with_a_passing_fix"])]
+            ],
+        }
+    )
     extra = {
         "turns": turns,
         "repair": mode,
@@ -232,6 +257,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         "repair_asked": parse_failures["repair"][1],
         "repair_by_simulation": sum(r["repair_by_simulation"] for r in records),
         "repair_not_kept": sum(r["repair_not_kept"] for r in records),
+        "fixes": fixes,
         "prompt_too_long": sum(r["prompt_too_long"] > 0 for r in records),
         "tables": tables,
         "unconverted": unconverted,
