@@ -23,14 +23,21 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
 - ``best@k-oracle``       by real execution of the public test (the oracle of the papers), ties at random.
 - ``best@k-random``       the *expected* random pick: the mean correctness of the candidates in the
                           groups (pass@1 over them), not one draw (bootstrap).
+- ``agree`` / ``sim-agree`` (in ``extra.paired`` only) what the candidates agree on, the
+                          self-consistency of code: a candidate's ``agreement`` is how many of its
+                          group are the same program (``source.same_program``: at most layout,
+                          comments and test code differ). ``agree`` picks by agreement alone (no
+                          simulation); ``sim-agree`` by simulation with ties broken by agreement
+                          (then at random), where the paper (and the app) break them at random.
 
 ``extra.paired`` holds ``best@k-sim-expected`` minus ``best@k-random`` (and the oracle's) per problem
 with a paired bootstrap 95% interval (``paired.paired_bootstrap``): what selection by simulation gains
 over picking blindly; and minus the same selection without the static check (every candidate is
-simulated, so both are measured in one run): what the check adds. ``extra.cannot_pass`` counts the
-candidates the check judged, and those of them that really passed (0 unless the check is wrong);
-``extra.sim_matched_by_public_outcome`` how often the simulation matched among the candidates that
-really pass the public test and among those that fail it.
+simulated, so both are measured in one run): what the check adds; and ``agree``'s and
+``sim-agree``'s gains over the expected random pick and ``sim-agree``'s over ``sim``.
+``extra.cannot_pass`` counts the candidates the check judged, and those of them that really passed
+(0 unless the check is wrong); ``extra.sim_matched_by_public_outcome`` how often the simulation
+matched among the candidates that really pass the public test and among those that fail it.
 The simulation gap is ``best@k-oracle - best@k-sim``. ``extra.solve`` reports completion tokens per
 candidate and the share of replies cut by the token limit. A record that cannot become a problem (no
 ``assert f(args) == value``) is skipped and listed in ``extra.unconverted``.
@@ -55,7 +62,7 @@ from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.static import cannot_pass
 from simulator.problem import Problem
 from simulator.prompts import solve
-from simulator.source import parse_python
+from simulator.source import parse_python, same_program
 
 SOLVE_MAX_TOKENS = RunSettings.max_tokens  # what the app's solve request allows
 
@@ -190,6 +197,11 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         ]
         sim_scores = [0.0 if why else score for why, score in zip(checked, raw_scores, strict=True)]
         oracle_scores = [float(x) for x in real_public]
+        agreement = [0] * used
+        for g in groups:
+            for i in g:
+                if codes[i]:
+                    agreement[i] = sum(bool(codes[j]) and same_program(codes[i], codes[j], "call") for j in g)
         rng = random.Random(ctx.settings.seed + index)
         # the one drawn pick: from the first group, as a run of the pipeline with k candidates picks
         chosen = {"sim": pick(sim_scores[:k], rng), "oracle": pick(oracle_scores[:k], rng)}
@@ -211,6 +223,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                     "public_passed": real_public[i] if i < used else None,
                     "sim_matches": raw_scores[i] if i < used else None,
                     "cannot_pass": checked[i] if i < used else None,
+                    "agreement": agreement[i] if i < used else None,
                 }
                 for i, (code, passed) in enumerate(zip(codes, real_all, strict=True))
             ],
@@ -220,6 +233,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "expected": {
                 "sim": expected(sim_scores),
                 "sim-unchecked": expected(raw_scores),
+                "agree": expected([float(a) for a in agreement]),
+                "sim-agree": expected([s * (k + 1) + a for s, a in zip(sim_scores, agreement, strict=True)]),
                 "oracle": expected(oracle_scores),
                 "random": sum(real_all[:used]) / used,
             },
@@ -244,6 +259,9 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         f"best@{k}-sim-minus-random": ("random", "sim"),
         f"best@{k}-oracle-minus-random": ("random", "oracle"),
         f"best@{k}-sim-minus-sim-unchecked": ("sim-unchecked", "sim"),
+        f"best@{k}-agree-minus-random": ("random", "agree"),
+        f"best@{k}-sim-agree-minus-random": ("random", "sim-agree"),
+        f"best@{k}-sim-agree-minus-sim": ("sim", "sim-agree"),
     }.items():
         pairs = [(r["expected"][base], r["expected"][way]) for r in records]
         value, low, high = paired_bootstrap(pairs, seed=ctx.settings.seed)

@@ -284,10 +284,24 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
     ]
     assert [c["passed"] for c in double["candidates"]] == [False, True]
     assert [c["sim_matches"] for c in double["candidates"]] == [1, 1]  # a tie on the public test
-    assert double["expected"] == {"sim": 0.5, "sim-unchecked": 0.5, "oracle": 0.5, "random": 0.5}
+    assert double["expected"] == {
+        "sim": 0.5,
+        "sim-unchecked": 0.5,
+        "agree": 0.5,  # two different programs: each agrees with itself only
+        "sim-agree": 0.5,
+        "oracle": 0.5,
+        "random": 0.5,
+    }
     assert [c["sim_matches"] for c in triple["candidates"]] == [0, 1]
     assert triple["chosen"]["sim"] == 1
-    assert triple["expected"] == {"sim": 1.0, "sim-unchecked": 1.0, "oracle": 1.0, "random": 0.5}
+    assert triple["expected"] == {
+        "sim": 1.0,
+        "sim-unchecked": 1.0,
+        "agree": 0.5,
+        "sim-agree": 1.0,
+        "oracle": 1.0,
+        "random": 0.5,
+    }
 
     metrics = record["metrics"]
     assert metrics["pass@1"]["value"] == pytest.approx(0.5)
@@ -460,8 +474,46 @@ async def test_mbpp_with_n_a_multiple_of_k_averages_best_at_k_over_disjoint_grou
     only = record["items"][0]
     assert only["groups"] == 2 and [c["sim_matches"] for c in only["candidates"]] == [0, 1, 1, 1]
     # group 1 (wrong, right): sim 1.0, random 0.5; group 2 (right, right): both 1.0
-    assert only["expected"] == {"sim": 1.0, "sim-unchecked": 1.0, "oracle": 1.0, "random": 0.75}
+    assert only["expected"] == {
+        "sim": 1.0,
+        "sim-unchecked": 1.0,
+        "agree": 0.75,  # group 1: 0.5 (no agreement); group 2: 1.0 (the same right program twice)
+        "sim-agree": 1.0,
+        "oracle": 1.0,
+        "random": 0.75,
+    }
     assert record["extra"]["paired"]["best@2-sim-minus-random"]["value"] == pytest.approx(0.25)
+
+
+@pytest.mark.asyncio
+async def test_mbpp_reports_selection_by_what_the_candidates_agree_on(tmp_path: Path) -> None:
+    """Four candidates all pass the public test double(2) == 4 and all simulate right: a tie the
+    paper breaks at random (0.5); two are the same program (the second adds an assert), which
+    ``agree`` and ``sim-agree`` pick (1.0)."""
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[:1])
+    right = "def double(x):\n    return x * 2\n"
+    solves = [
+        right,
+        right + "\nassert double(2) == 4\n",
+        "def double(x):\n    return x + 2\n",
+        "def double(x):\n    return 4\n",
+    ]
+    honest = _mbpp_responder()
+
+    def respond(body: dict[str, Any]) -> list[str]:
+        return solves[: body["n"]] if body["messages"][0]["role"] == "system" else honest(body)
+
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=4, k=4)
+    record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(FakeModelServer(respond)))
+
+    only = record["items"][0]
+    assert [c["sim_matches"] for c in only["candidates"]] == [1, 1, 1, 1]
+    assert [c["agreement"] for c in only["candidates"]] == [2, 2, 1, 1]
+    assert only["expected"]["sim"] == 0.5 and only["expected"]["random"] == 0.5
+    assert only["expected"]["agree"] == 1.0 and only["expected"]["sim-agree"] == 1.0
+    paired = record["extra"]["paired"]
+    assert paired["best@4-sim-agree-minus-sim"]["value"] == pytest.approx(0.5)
+    assert paired["best@4-agree-minus-random"]["better"] == 1
 
 
 @pytest.mark.asyncio
@@ -491,7 +543,14 @@ async def test_mbpp_a_candidate_that_cannot_pass_scores_nothing_whatever_its_sim
     assert only["candidates"][0]["cannot_pass"] == "the program does not define triple, which the tests call"
     assert only["candidates"][1]["cannot_pass"] is None
     assert only["chosen"]["sim"] == 1
-    assert only["expected"] == {"sim": 1.0, "sim-unchecked": 0.5, "oracle": 1.0, "random": 0.5}
+    assert only["expected"] == {
+        "sim": 1.0,
+        "sim-unchecked": 0.5,
+        "agree": 0.5,
+        "sim-agree": 1.0,
+        "oracle": 1.0,
+        "random": 0.5,
+    }
     assert record["extra"]["paired"]["best@2-sim-minus-sim-unchecked"]["value"] == pytest.approx(0.5)
     assert record["extra"]["cannot_pass"] == {"candidates": 1, "really_passed": 0}
 
