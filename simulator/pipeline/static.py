@@ -1,19 +1,21 @@
 """What is known about a program before it is simulated or run: whether it can pass a test at all.
 
-A program fails every test, whatever a simulation says, when
+A program fails every public test, whatever a simulation says, when
 
 - it does not parse;
 - a call problem's program never binds the function its tests call;
 - a call problem's program loads a name it binds nowhere (and that is not a builtin) in a statement
   that certainly runs: at the top level before any ``if``, loop, ``try`` or ``with`` (the program
   raises ``NameError`` as it loads), or likewise in the called function's body (it raises on every
-  call).
+  call);
+- a call problem's function returns a literal at once (``return 0``) that no public test expects.
 
-The default model writes all three: guided "fixes" that were the test's own ``assert`` line alone,
+The default model writes all four: guided "fixes" that were the test's own ``assert`` line alone,
 test code after its function such as ``assert div_list(list1, list2) == [4.0, 2.5, 2.0]`` with
-``list1`` defined nowhere. Its simulations of them often claim the expected value (copied, in the
-second case, from the program itself), so selection and repair took them for right ones
-(docs/results.md, Issue 12 sections 13 and 14). The pipeline and the MBPP evaluation
+``list1`` defined nowhere, ``return 0`` above ``assert count_reverse_pairs([...]) == 2``. Its
+simulations of them often claim the expected value (copied from the program itself in the last two
+cases), so selection and repair took them for right ones (docs/results.md, Issue 12 sections
+13-15). The pipeline and the MBPP evaluation
 judge them here, as a compiler or a linter would, instead of asking the model. The check is
 conservative: a program that could bind a name in a way it cannot see (``exec``, ``globals()``, a
 star import) passes it; a name bound anywhere, at any depth, counts as bound everywhere; lambdas,
@@ -27,6 +29,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from simulator.pipeline.matching import problem_matches
 from simulator.problem import Problem
 from simulator.source import explain_syntax_error, parse_python
 
@@ -47,7 +50,7 @@ _BRANCHING = (
 
 
 def cannot_pass(problem: Problem, code: str) -> str | None:
-    """Why ``code`` fails every test of ``problem`` without being run, or None when it may pass."""
+    """Why ``code`` fails every public test of ``problem`` without being run, or None when it may pass."""
     try:
         tree = parse_python(code)
     except SyntaxError as exc:
@@ -64,9 +67,34 @@ def cannot_pass(problem: Problem, code: str) -> str | None:
     if found := _unbound_load(tree.body, bound):
         return never.format(found) + "the program raises NameError as it loads"
     entry = _only_plain_def(tree, name)
-    if entry is not None and (found := _unbound_load(entry.body, bound)):
+    if entry is None:
+        return None
+    if found := _unbound_load(entry.body, bound):
         return never.format(found) + f"{name} raises NameError on every call"
+    returned = _returned_literal(entry)
+    if returned is not None and not any(
+        problem_matches(problem, t.output, returned) for t in problem.public_tests
+    ):
+        return f"{name} returns {_short(returned)} on every call, which no public test expects"
     return None
+
+
+def _returned_literal(entry: ast.FunctionDef) -> str | None:
+    """The value, as the program's run would show it (``repr``), of a literal the function returns
+    as its first statement (after a docstring); None otherwise."""
+    body = entry.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if not body or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    try:
+        return repr(ast.literal_eval(body[0].value))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _unbound_load(body: list[ast.stmt], bound: set[str]) -> ast.Name | None:

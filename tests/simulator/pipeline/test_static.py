@@ -114,6 +114,38 @@ def test_a_name_that_may_be_bound_or_may_not_be_loaded_may_pass(code: str) -> No
     assert cannot_pass(CALL, code) is None
 
 
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        ("def twice(x):\n    return 0\n", "twice returns 0 on every call, which no public test expects"),
+        ('def twice(x):\n    """Twice x."""\n    return [2]\n', "twice returns [2] on every call"),
+        ("def twice(x):\n    return -1\n\nassert twice(1) == 2\n", "twice returns -1 on every call"),
+        (
+            "def twice(x):\n    return '" + "a" * 50 + "'\n",
+            "twice returns 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa... on",
+        ),
+    ],
+)
+def test_a_function_that_returns_a_literal_no_public_test_expects_cannot_pass(code: str, reason: str) -> None:
+    assert (cannot_pass(CALL, code) or "").startswith(reason)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def twice(x):\n    return 2\n",  # right for twice(1) == 2
+        "def twice(x):\n    return 8.0\n",  # right for twice(4) == 8 by the app's rule
+        "def twice(x):\n    return x\n",  # not a literal
+        "def twice(x):\n    if x:\n        return 0\n    return 1\n",  # not at once
+        "@staticmethod\ndef twice(x):\n    return 0\n",  # decorated: another function may run
+        "def twice(x):\n    return 0\ntwice = abs\n",  # rebound
+        "def twice(x):\n    yield 0\n    return 0\n",
+    ],
+)
+def test_a_function_whose_result_may_be_expected_may_pass(code: str) -> None:
+    assert cannot_pass(CALL, code) is None
+
+
 def test_stdin_programs_get_only_the_parse_check() -> None:
     # one may print its answer and exit() before a failing line: only the parse is certain
     assert cannot_pass(STDIN, "print(int(input()) * 2)\nexit()\nundefined_name\n") is None
