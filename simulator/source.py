@@ -122,7 +122,7 @@ def explain_syntax_error(source: str, exc: SyntaxError, *, column_shift: int = 0
 
 def same_program(first: str, second: str, kind: str) -> bool:
     """Whether two programs differ at most in layout and comments, and for a ``call`` problem also
-    in the test code a model writes after its function (``without_test_code``): no call of their
+    in the test code a model writes after its function (``_without_test_code``): no call of their
     functions can tell them apart, only a simulation that copies the value of an added
     ``assert f(x) == expected``. A ``stdin`` program's top-level prints are its answer, so they count.
     Programs that do not parse are compared as text."""
@@ -130,11 +130,11 @@ def same_program(first: str, second: str, kind: str) -> bool:
         trees = parse_python(first), parse_python(second)
     except SyntaxError:
         return first.strip() == second.strip()
-    bodies = [without_test_code(t) if kind == "call" else t.body for t in trees]
+    bodies = [_without_test_code(t) if kind == "call" else t.body for t in trees]
     return [ast.dump(s) for s in bodies[0]] == [ast.dump(s) for s in bodies[1]]
 
 
-def without_test_code(tree: ast.Module) -> list[ast.stmt]:
+def _without_test_code(tree: ast.Module) -> list[ast.stmt]:
     """``tree``'s top-level statements less the test code a model writes after its function:
     ``assert`` statements, expressions standing alone (a comparison, a constant, a call of a plain
     name such as ``print(f(3))`` or ``f(3)``), ``if __name__ == "__main__":`` blocks, then

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from simulator.nlex.verify import shorten
 from simulator.pipeline.matching import problem_matches
 from simulator.problem import Problem
 from simulator.source import explain_syntax_error, parse_python
@@ -75,7 +76,7 @@ def cannot_pass(problem: Problem, code: str) -> str | None:
     if returned is not None and not any(
         problem_matches(problem, t.output, returned) for t in problem.public_tests
     ):
-        return f"{name} returns {_short(returned)} on every call, which no public test expects"
+        return f"{name} returns {shorten(returned, 40)} on every call, which no public test expects"
     return None
 
 
@@ -91,10 +92,6 @@ def _returned_literal(entry: ast.FunctionDef) -> str | None:
         return repr(ast.literal_eval(body[0].value))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
-
-
-def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _unbound_load(body: list[ast.stmt], bound: set[str]) -> ast.Name | None:

@@ -67,7 +67,8 @@ REPAIR_HELP = (
     "Off by default: repair does not raise the dev score today. Self-RLEF on the 162 MBPP dev problems, "
     "1 turn: Guided repair broke 0 and fixed 0 programs (16.0% passing their public test before and "
     "after; it broke 6 before fixes that cannot pass were judged so); Model repair broke 14 and fixed 0 "
-    "(16.5% -> 7.9%, 164 problems). None of 407 sampled fixes passed (docs/results.md, Issue 12)."
+    "(16.5% -> 7.9%, 164 problems). No fix the model offers passes: 0 of the 43 it wrote, 0 of 813 "
+    "sampled 8 at a time (docs/results.md, Issue 12)."
 )
 
 

@@ -122,7 +122,7 @@ def test_a_name_that_may_be_bound_or_may_not_be_loaded_may_pass(code: str) -> No
         ("def twice(x):\n    return -1\n\nassert twice(1) == 2\n", "twice returns -1 on every call"),
         (
             "def twice(x):\n    return '" + "a" * 50 + "'\n",
-            "twice returns 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa... on",
+            "twice returns 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\u2026 on",
         ),
     ],
 )
