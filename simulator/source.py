@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import threading
+import warnings
 from typing import Any, Literal, overload
 
 TOO_DEEP = "too deeply nested or too long for Python's parser"
@@ -31,9 +32,13 @@ def parse_python(source: str, *, mode: Literal["exec"] = "exec", filename: str =
 @overload
 def parse_python(source: str, *, mode: Literal["eval"], filename: str = "<input>") -> ast.Expression: ...
 def parse_python(source: str, *, mode: str = "exec", filename: str = "<input>") -> ast.AST:
-    """``ast.parse``; input too deeply nested for the parser is a ``SyntaxError`` whose ``msg`` says so."""
+    """``ast.parse``; input too deeply nested for the parser is a ``SyntaxError`` whose ``msg`` says so.
+    The parser's warnings about the source (``'\\.'``: an invalid escape sequence) are the program's,
+    not ours: they are not raised here (a run of the program shows them)."""
     try:
-        with _PARSE_LOCK:
+        with _PARSE_LOCK, warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
             return ast.parse(source, filename=filename, mode=mode)
     except (RecursionError, MemoryError):
         raise SyntaxError(TOO_DEEP, (filename, 1, 0, None)) from None

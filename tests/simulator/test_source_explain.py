@@ -68,3 +68,14 @@ def test_the_problem_format_reports_every_error_with_the_explanation():
     )
     with pytest.raises(ValueError, match="entry_point: call problems need"):
         Problem.from_dict(data)  # the CLI's first error is unchanged
+
+
+def test_parsing_a_program_does_not_raise_its_warnings_as_ours() -> None:
+    import warnings
+
+    from simulator.source import parse_python
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would fail the test
+        tree = parse_python("pattern = '\\.'\nassert (1, 2)\n")  # invalid escape; assert on a tuple
+    assert len(tree.body) == 2
