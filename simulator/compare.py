@@ -72,10 +72,11 @@ def _as_float(token: str) -> float | None:
 NOT_LITERAL: Any = object()
 
 
-def literal(text: str) -> Any:
-    """The Python value written as ``text`` (surrounding whitespace ignored), else ``NOT_LITERAL``."""
+def literal(text: str | ast.expr) -> Any:
+    """The Python value written as ``text`` (surrounding whitespace ignored) or as an already parsed
+    expression, else ``NOT_LITERAL``."""
     try:
-        return ast.literal_eval(text.strip())
+        return ast.literal_eval(text.strip() if isinstance(text, str) else text)
     except Exception:  # ValueError, SyntaxError, TypeError, RecursionError, MemoryError on hostile text
         return NOT_LITERAL
 

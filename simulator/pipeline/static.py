@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from simulator.compare import NOT_LITERAL, literal
 from simulator.nlex.verify import shorten
 from simulator.pipeline.matching import problem_matches
 from simulator.problem import Problem
@@ -88,10 +89,8 @@ def _returned_literal(entry: ast.FunctionDef) -> str | None:
         body = body[1:]
     if not body or not isinstance(body[0], ast.Return) or body[0].value is None:
         return None
-    try:
-        return repr(ast.literal_eval(body[0].value))
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
+    value = literal(body[0].value)
+    return None if value is NOT_LITERAL else repr(value)
 
 
 def _unbound_load(body: list[ast.stmt], bound: set[str]) -> ast.Name | None:
