@@ -44,6 +44,19 @@ def parse_python(source: str, *, mode: str = "exec", filename: str = "<input>") 
         raise SyntaxError(TOO_DEEP, (filename, 1, 0, None)) from None
 
 
+def check_compiles(tree: ast.Module, *, filename: str = "<input>") -> None:
+    """Raise the ``SyntaxError`` that compiling a parsed program finds and the parser does not (a
+    duplicate parameter, ``return`` outside a function, ``nonlocal`` of nothing): such a program
+    never runs a line. Warnings as in ``parse_python``."""
+    try:
+        with _PARSE_LOCK, warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            compile(tree, filename, "exec", dont_inherit=True)
+    except (RecursionError, MemoryError):
+        raise SyntaxError(TOO_DEEP, (filename, 1, 0, None)) from None
+
+
 def unparse(node: ast.AST) -> str:
     """``ast.unparse``; a tree too deep to print again (it parsed, just) is a ``SyntaxError`` too."""
     try:

@@ -2,38 +2,43 @@
 
 A program fails every public test, whatever a simulation says, when
 
-- it does not parse;
+- it does not parse, or does not compile (``def f(a, a)``);
 - a call problem's program never binds the function its tests call;
 - a call problem's program loads a name it binds nowhere (and that is not a builtin) in a statement
   that certainly runs: at the top level before any ``if``, loop, ``try`` or ``with`` (the program
   raises ``NameError`` as it loads), or likewise in the called function's body (it raises on every
   call);
-- a call problem's function returns a literal at once (``return 0``) that no public test expects.
+- a call problem's function returns a literal at once (``return 0``) that no public test expects;
+- a call problem's function cannot be called with the arguments of any public test (a ``TypeError``:
+  ``def f(n)`` called as ``f(3, 4)``);
+- a call problem's function has no ``return`` with a value (it returns None, or raises) and no public
+  test expects None.
 
-The default model writes all four: guided "fixes" that were the test's own ``assert`` line alone,
+The default model writes all six: guided "fixes" that were the test's own ``assert`` line alone,
 test code after its function such as ``assert div_list(list1, list2) == [4.0, 2.5, 2.0]`` with
 ``list1`` defined nowhere, ``return 0`` above ``assert count_reverse_pairs([...]) == 2``. Its
 simulations of them often claim the expected value (copied from the program itself in the last two
 cases), so selection and repair took them for right ones (docs/results.md, Issue 12 sections
-13-15). The pipeline and the MBPP evaluation
+13-16; the last two were guided fixes that broke passing programs). The pipeline and the MBPP evaluation
 judge them here, as a compiler or a linter would, instead of asking the model. The check is
 conservative: a program that could bind a name in a way it cannot see (``exec``, ``globals()``, a
 star import) passes it; a name bound anywhere, at any depth, counts as bound everywhere; lambdas,
 generator expressions, generator functions, class bodies and annotations are not looked into; and
-stdin programs get only the parse check (one may print its answer and ``exit()`` before the failing
-line).
+stdin programs get only the parse and compile checks (one may print its answer and ``exit()`` before
+the failing line).
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 
 from simulator.compare import NOT_LITERAL, literal
 from simulator.nlex.verify import shorten
 from simulator.pipeline.matching import problem_matches
 from simulator.problem import Problem
-from simulator.source import explain_syntax_error, parse_python
+from simulator.source import check_compiles, explain_syntax_error, parse_python
 
 # Calls and statements through which a program can bind a name the check cannot see.
 _DYNAMIC = frozenset({"exec", "eval", "globals", "locals", "vars", "setattr", "__import__", "compile"})
@@ -57,6 +62,10 @@ def cannot_pass(problem: Problem, code: str) -> str | None:
         tree = parse_python(code)
     except SyntaxError as exc:
         return f"the program does not parse: {explain_syntax_error(code, exc)}"
+    try:
+        check_compiles(tree)
+    except SyntaxError as exc:
+        return f"the program does not compile: {explain_syntax_error(code, exc)}"
     name = problem.entry_point
     if problem.kind != "call" or not name or hasattr(builtins, name):
         return None
@@ -73,12 +82,82 @@ def cannot_pass(problem: Problem, code: str) -> str | None:
         return None
     if found := _unbound_load(entry.body, bound):
         return never.format(found) + f"{name} raises NameError on every call"
+    if (refused := _refused_call(entry, problem)) is not None:
+        return f"{name}{refused}"
+
+    def unexpected(value: str) -> bool:
+        return not any(problem_matches(problem, t.output, value) for t in problem.public_tests)
+
     returned = _returned_literal(entry)
-    if returned is not None and not any(
-        problem_matches(problem, t.output, returned) for t in problem.public_tests
-    ):
+    if returned is not None and unexpected(returned):
         return f"{name} returns {shorten(returned, 40)} on every call, which no public test expects"
+    if _returns_nothing(entry) and unexpected("None"):
+        return f"{name} has no return with a value (it returns None), which no public test expects"
     return None
+
+
+def _refused_call(entry: ast.FunctionDef, problem: Problem) -> str | None:
+    """Why Python refuses every public test's call of ``entry`` (`` takes (n), so f(3, 4) raises
+    TypeError: ...``), or None when one of them may bind (or one's arguments are unpacked)."""
+    signature = _signature(entry.args)
+    reasons = []
+    for test in problem.public_tests:
+        call = f"{entry.name}({test.input})"
+        try:
+            parsed = ast.parse(call, mode="eval").body
+        except SyntaxError:
+            return None
+        if (
+            not isinstance(parsed, ast.Call)
+            or any(isinstance(a, ast.Starred) for a in parsed.args)
+            or any(k.arg is None for k in parsed.keywords)
+        ):
+            return None
+        try:
+            signature.bind(*parsed.args, **{k.arg: k.value for k in parsed.keywords if k.arg})
+        except TypeError as exc:
+            reasons.append(f"{shorten(call, 60)} raises TypeError: {exc}")
+            continue
+        return None
+    return f" takes {_shown(signature)}, so {reasons[0]}" if reasons else None
+
+
+def _signature(args: ast.arguments) -> inspect.Signature:
+    """The parameters of a ``def`` as ``inspect`` sees them (defaults stand in by a marker)."""
+    kind = inspect.Parameter
+    positional = [(a, kind.POSITIONAL_ONLY) for a in args.posonlyargs]
+    positional += [(a, kind.POSITIONAL_OR_KEYWORD) for a in args.args]
+    first_default = len(positional) - len(args.defaults)
+    params = [
+        kind(a.arg, k, default=... if i >= first_default else kind.empty)
+        for i, (a, k) in enumerate(positional)
+    ]
+    if args.vararg:
+        params.append(kind(args.vararg.arg, kind.VAR_POSITIONAL))
+    params += [
+        kind(a.arg, kind.KEYWORD_ONLY, default=kind.empty if d is None else ...)
+        for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    ]
+    if args.kwarg:
+        params.append(kind(args.kwarg.arg, kind.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+def _shown(signature: inspect.Signature) -> str:
+    return str(signature).replace("=Ellipsis", "=...")
+
+
+def _returns_nothing(entry: ast.FunctionDef) -> bool:
+    """No ``return`` in the function's own body gives a value other than None."""
+    stack: list[ast.AST] = list(entry.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None and not _is_none(node.value):
+            return False
+        stack += ast.iter_child_nodes(node)
+    return True
 
 
 def _returned_literal(entry: ast.FunctionDef) -> str | None:
@@ -152,6 +231,10 @@ def _only_plain_def(tree: ast.Module, name: str) -> ast.FunctionDef | None:
     if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(defs[0])):
         return None
     return defs[0]
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _dunder(name: str) -> bool:

@@ -146,6 +146,75 @@ def test_a_function_whose_result_may_be_expected_may_pass(code: str) -> None:
     assert cannot_pass(CALL, code) is None
 
 
+TWO_ARGS = Problem.from_dict({**CALL_PROBLEM, "tests": [{"input": "1, k=2", "output": "2", "public": True}]})
+
+
+@pytest.mark.parametrize(
+    ("problem", "code", "reason"),
+    [  # the default model's guided fix for MBPP 558: one parameter, called with two arguments
+        (CALL, "def twice():\n    return 2\n", "twice takes (), so twice(1) raises TypeError: too many"),
+        (TWO_ARGS, "def twice(x):\n    return x\n", "twice takes (x), so twice(1, k=2) raises TypeError"),
+        (TWO_ARGS, "def twice(x, k, /):\n    return 2\n", "twice takes (x, k, /), so"),
+        (TWO_ARGS, "def twice(x, k, *, m):\n    return 2\n", "twice takes (x, k, *, m), so"),
+        (TWO_ARGS, "def twice(x, *, m=1):\n    return 2\n", "twice takes (x, *, m=...), so"),
+    ],
+)
+def test_a_function_no_public_test_can_call_cannot_pass(problem: Problem, code: str, reason: str) -> None:
+    assert (cannot_pass(problem, code) or "").startswith(reason)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def twice(x, k):\n    return 2\n",
+        "def twice(x, k=1, *rest):\n    return 2\n",
+        "def twice(*args, **kwargs):\n    return 2\n",
+        "def twice(x, **options):\n    return 2\n",
+        "def twice(x, *, k):\n    return 2\n",
+    ],
+)
+def test_a_function_some_public_test_can_call_may_pass(code: str) -> None:
+    assert cannot_pass(TWO_ARGS, code) is None
+
+
+@pytest.mark.parametrize(
+    "code",
+    [  # the default model's guided fix for MBPP 801: an assert and no return
+        'def twice(x):\n    assert x == 1, "Test"\n\ntwice(1)\n',
+        "def twice(x):\n    print(2 * x)\n",
+        "def twice(x):\n    if x:\n        return\n    return None\n",
+        # inner's return is not twice's
+        "def twice(x):\n    def inner():\n        return 2 * x\n    inner()\n",
+    ],
+)
+def test_a_function_without_a_return_value_cannot_pass_a_test_expecting_one(code: str) -> None:
+    assert cannot_pass(CALL, code) == (
+        "twice has no return with a value (it returns None), which no public test expects"
+    )
+
+
+def test_a_function_without_a_return_value_may_pass_a_test_expecting_none() -> None:
+    expects_none = Problem.from_dict(
+        {**CALL_PROBLEM, "tests": [{"input": "1", "output": "None", "public": True}]}
+    )
+    assert cannot_pass(expects_none, "def twice(x):\n    print(x)\n") is None
+    assert cannot_pass(CALL, "def twice(x):\n    raise_or = lambda: 2\n    return raise_or()\n") is None
+
+
+@pytest.mark.parametrize(
+    ("problem", "code", "reason"),
+    [  # the default model wrote the first for MBPP 720: Python refuses it before running a line
+        (CALL, "def twice(x, x):\n    return 2 * x\n", "duplicate argument 'x' in function definition"),
+        (CALL, "def twice(x):\n    return 2 * x\nreturn 1\n", "'return' outside function at line 3"),
+        (STDIN, "print(int(input()) * 2)\nreturn\n", "'return' outside function at line 2"),
+    ],
+)
+def test_a_program_that_parses_but_does_not_compile_cannot_pass(
+    problem: Problem, code: str, reason: str
+) -> None:
+    assert (cannot_pass(problem, code) or "").startswith(f"the program does not compile: {reason}")
+
+
 def test_stdin_programs_get_only_the_parse_check() -> None:
     # one may print its answer and exit() before a failing line: only the parse is certain
     assert cannot_pass(STDIN, "print(int(input()) * 2)\nexit()\nundefined_name\n") is None
