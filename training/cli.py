@@ -112,9 +112,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--repair-mode",
         choices=REPAIR_MODES,
         default=RunSettings.repair,
-        help="the repair request taught, as RunSettings.repair: guided (the pipeline's default: the reply "
-        "prefilled to be the fixed program; fix examples only) or model (the paper's free reply: a fix "
-        "or #SUBMIT)",
+        help="the repair request taught, as RunSettings.repair: guided (the pipeline's default: the solve "
+        "request told what the attempt got wrong, answered by the fixed program; fix examples only) or "
+        "model (the paper's free reply: a fix or #SUBMIT)",
     )
     data.add_argument(
         "--benchmarks",

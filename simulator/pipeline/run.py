@@ -11,11 +11,12 @@ the web app persists and forwards them, the evaluation aggregates them. What hap
    a program known to fail without simulating it (``static.cannot_pass`` says which and why) is judged
    so (``source: checked``) and not simulated;
 3. select: most matching public tests wins, ties broken by a ``random.Random(seed)``;
-4. repair: up to ``turns`` turns of the paper's feedback prompt; every new program is simulated (or
-   run, in oracle mode) on the public tests, labelled with its ``turn``. ``settings.repair`` says who
-   decides: ``model``, the model's free reply (stops on ``#SUBMIT``); ``guided`` (the default), a
-   program matching every public test is submitted without asking, the reply is prefilled to be a
-   program, and a fix is kept only when it matches more public tests than the attempt;
+4. repair: up to ``turns`` turns of a repair request with the attempt's feedback; every new program is
+   simulated (or run, in oracle mode) on the public tests, labelled with its ``turn``.
+   ``settings.repair`` says who decides: ``model``, the model's free reply (stops on ``#SUBMIT``);
+   ``guided`` (the default), a program matching every public test is submitted without asking,
+   otherwise the solve request told what the attempt got wrong asks for a program, and a fix is kept
+   only when it matches more public tests than the attempt;
 5. execute (``real``): the final program on all tests, public and private, with a trace.
 
 Failures end the run with ``run_failed`` (server down, unknown model, no code at all); a prompt that
@@ -560,8 +561,11 @@ class _SolveJob(Job):
                           parse_error=None, decided_by=judged_by)  # fmt: skip
                 submitted = True
                 break
-            ask = self._ask_fix if guided else self._ask_repair
-            text, parsed = await ask(turn, code, feedback)
+            if guided:
+                wrong = [f for f, verdict in zip(feedback, verdicts, strict=True) if not verdict.match]
+                text, parsed = await self._ask_fix(turn, code, wrong)
+            else:
+                text, parsed = await self._ask_repair(turn, code, feedback)
             asked += 1
             self.emit("repair_turn", turn=turn, submitted=parsed.submitted, code=parsed.code, text=text,
                       feedback=shown, parse_error=parsed.error, decided_by="model")  # fmt: skip
@@ -595,12 +599,11 @@ class _SolveJob(Job):
         text = result.choices[0].text
         return text, parse_repair(text, code, self.problem.kind)
 
-    async def _ask_fix(
-        self, turn: int, code: str, feedback: list[repair.Feedback]
-    ) -> tuple[str, RepairParse]:
-        """Guided mode: the same feedback prompt with the reply prefilled with the solve prompt's
-        opening fence and stopped at its closing one (``solve.PREFILL``, ``solve.STOP``), so the reply
-        is a program, read as a solve reply is (``solve.parse``). The same program again
+    async def _ask_fix(self, turn: int, code: str, wrong: list[repair.Feedback]) -> tuple[str, RepairParse]:
+        """Guided mode: the solve request told which public tests the attempt got ``wrong``, without
+        the attempt's code (``repair.fix_messages``), prefilled with the opening fence and stopped at
+        the closing one (``solve.PREFILL``, ``solve.STOP``), so the reply is a program, read as a solve
+        reply is (``solve.parse``). The same program again
         (``source.same_program``: test code added after the function does not make a fix) is
         ``REPEATED``. The prefill streams once, as the start of the reply, so the streamed text (and
         the returned one) is a well-formed block."""
@@ -612,11 +615,8 @@ class _SolveJob(Job):
                 begun, text = True, solve.PREFILL + text
             self.emit("repair_delta", turn=turn, text=text)
 
-        messages = [
-            *repair.messages(self.problem, code, feedback),
-            {"role": "assistant", "content": solve.PREFILL},
-        ]
         try:
+            messages = repair.fix_messages(self.problem, wrong)
             result = await self.chat(messages, n=1, stop=solve.STOP, on_delta=on_delta)
         except PromptTooLong as exc:
             return "", RepairParse(submitted=False, error=f"prompt too long: {exc}")

@@ -39,11 +39,12 @@ class RunSettings:
     ``repair``: how each of the ``turns`` is decided. ``model`` is the Self-RLEF paper's scaffold: the
     model reads the feedback and answers ``#SUBMIT`` or a fix, in free form. ``guided`` (the default)
     leaves to the model only what it does reliably, writing a program: a program whose verdicts match
-    every public test is submitted without asking; otherwise the same feedback prompt is sent with the
-    reply prefilled with the solve prompt's opening fence (the reply is a program), and the fix
-    replaces the attempt only when its verdicts match more public tests than the attempt's did. With
-    the paper's free reply the default model's repairs parsed as neither 65-74% of the time and broke
-    passing programs (docs/results.md, "Issue 12")."""
+    every public test is submitted without asking; otherwise the solve request is sent again, told
+    which public tests the attempt got wrong but not shown its code (``prompts.repair.fix_messages``;
+    the reply is a program), and the fix replaces the attempt only when its verdicts match more
+    public tests than the attempt's did. With the paper's free reply the default model's repairs
+    parsed as neither 65-74% of the time and broke passing programs; shown its attempt, it copied
+    it (docs/results.md, "Issue 12")."""
 
     k: int = 4
     turns: int = 0

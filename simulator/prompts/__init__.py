@@ -16,11 +16,11 @@ VERSIONS = {"solve": solve.VERSION, "simulate": simulate.VERSION, "repair": repa
 def kind_of(messages: Sequence[dict[str, str]]) -> str | None:
     """``solve``, ``simulate_call``, ``simulate_stdin``, ``repair`` or None for a foreign prompt."""
     system = next((m.get("content") for m in messages if m.get("role") == "system"), None)
-    if system == solve.SYSTEM:
-        return "solve"
+    question = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
+    if system == solve.SYSTEM:  # guided repair's fix request is the solve request with sentences added
+        return "repair" if repair.FIX_OPENING in question else "solve"
     if system == repair.SYSTEM:
         return "repair"
     if system == simulate.SYSTEM:  # the question is the last user turn (an answer may be prefilled)
-        question = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
         return "simulate_call" if "[ANSWER]" in question else "simulate_stdin"
     return None

@@ -3,7 +3,13 @@ attempted solution and, per public test, ``----- Test i -----`` with its input, 
 the output for the attempt (simulated by the model itself, or real in oracle mode).
 
 The model answers ``#SUBMIT`` (keep the program) or a corrected program; ``parsing.parse_repair``
-reads the answer. A short one-shot example (a fix) shows the expected shape.
+reads the answer. A short one-shot example (a fix) shows the expected shape. That is the paper's
+scaffold (``RunSettings.repair = "model"``).
+
+Guided repair (the default) asks ``fix_messages`` instead: the solve request with what the attempt got
+wrong added to its question, and the attempt's code not shown. Shown its code, the default model
+copies it: on MBPP dev, none of the fixes it wrote to the feedback prompt passed, against about one in
+seven written to this request (docs/results.md, Issue 12 section 16).
 """
 
 from __future__ import annotations
@@ -12,8 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from simulator.problem import Problem
+from simulator.prompts import solve
 
-VERSION = "repair-v1"
+VERSION = "repair-v2"  # v2: guided repair's request is ``fix_messages``
 SYSTEM = "You are a careful Python programmer reviewing your own solution."
 INSTRUCTION = (
     "Review the provided code solution given the execution feedback and judge if it is correct or buggy. "
@@ -83,3 +90,28 @@ def messages(problem: Problem, code: str, feedback: Sequence[Feedback]) -> list[
         {"role": "assistant", "content": _EXAMPLE_ANSWER},
         {"role": "user", "content": render(problem.statement, code, feedback)},
     ]
+
+
+FIX_OPENING = "A first attempt"  # how a fix request's added sentences begin (``prompts.kind_of``)
+
+
+def fix_messages(problem: Problem, wrong: Sequence[Feedback]) -> list[dict[str, str]]:
+    """Guided repair's request: ``solve.messages`` (prefilled fence; send with ``solve.STOP``) with
+    one sentence per public test the attempt got ``wrong`` and a request for a different program."""
+    messages = [dict(m) for m in solve.messages(problem)]
+    question = next(m for m in reversed(messages) if m["role"] == "user")
+    said = [_wrong_sentence(problem, item) for item in wrong]
+    what = "function" if problem.kind == "call" else "program"
+    question["content"] += "\n" + "\n".join([*said, f"Write a different, correct {what}."]) + "\n"
+    return messages
+
+
+def _wrong_sentence(problem: Problem, item: Feedback) -> str:
+    expected = item.expected.rstrip("\n")
+    output = None if item.output is None else item.output.rstrip("\n")
+    if problem.kind == "call":
+        got = "gave no answer" if output is None else f"returned {output}"
+        return f"{FIX_OPENING} {got} for {item.input}, but the test expects {expected}."
+    got = "gave no answer " if output is None else f"printed:\n{output}\n"
+    given = item.input.rstrip("\n")
+    return f"{FIX_OPENING} {got}for the input:\n{given}\nbut the expected output is:\n{expected}"

@@ -11,10 +11,10 @@ Two styles, balanced (``submit_share``, default one half):
   ```#SUBMIT```.
 
 Those are the paper's scaffold (``RunSettings.repair = "model"``: the model's free reply decides).
-``mode="guided"`` (the pipeline's default) builds the request guided repair sends instead: the same
-prompt with the reply prefilled with the solve prompt's opening fence, answered by the original
-program alone (``training.data.solve.solve_completion``); it has fix examples only, since guided repair
-never asks about a program whose feedback matches.
+``mode="guided"`` (the pipeline's default) builds the request guided repair sends instead
+(``repair.fix_messages``: the solve request told which public tests the attempt got wrong, without
+its code), answered by the original program alone (``training.data.solve.solve_completion``); it has
+fix examples only, since guided repair never asks about a program whose feedback matches.
 
 The prompt is ``simulator.prompts.repair.messages`` with ``repair.Feedback`` built the way the pipeline
 builds it (``repair.feedback_input``, the expected output, ``real_output``: what the oracle mode puts in
@@ -152,8 +152,10 @@ def _fix_example(
 ) -> dict[str, Any] | None:
     """The fix example, or None when the pipeline would not read its answer as this fix."""
     messages = repair.messages(item.problem, mutant.code, feedback(item.problem, runs))
-    if guided:  # the reply is prefilled to be a program, read as a solve reply is
-        messages = [*messages, {"role": "assistant", "content": solve.PREFILL}]
+    if guided:  # told what went wrong, not shown the attempt; the reply is a program
+        public = [run for test, run in zip(item.problem.tests, runs, strict=True) if test.public]
+        wrong = [f for f, run in zip(feedback(item.problem, runs), public, strict=True) if not run.passed]
+        messages = repair.fix_messages(item.problem, wrong)
         answer = solve_completion(item.record.code)
         code = solve.parse(answer.removeprefix(solve.PREFILL).removesuffix(solve.STOP[0])).code
     else:

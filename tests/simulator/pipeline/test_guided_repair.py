@@ -1,5 +1,6 @@
 """Guided repair (``RunSettings.repair="guided"``, the default): the verdicts decide whether to ask,
-the reply is prefilled to be a program, and a fix is kept only when it matches more public tests.
+the request is the solve request told what the attempt got wrong (not shown its code), the reply is
+prefilled to be a program, and a fix is kept only when it matches more public tests.
 The paper's scaffold (``repair="model"``) is tested in test_pipeline_run.py."""
 
 from __future__ import annotations
@@ -77,13 +78,19 @@ def test_in_oracle_mode_real_execution_decides() -> None:
     assert of_type(events, "repair_turn")[0].payload["decided_by"] == "real execution"
 
 
-def test_a_failing_program_is_asked_for_a_program_with_the_prefilled_fence_and_the_solve_stop() -> None:
+def test_a_failing_program_is_asked_for_a_program_told_what_it_got_wrong_without_its_code() -> None:
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[RIGHT])
     events, server = guided(script)
     (body,) = repair_requests(server)  # turn 2: the fix matches every test, so nothing is asked
-    feedback = [repair.Feedback("2\n", "4\n", "4\n"), repair.Feedback("5\n", "10\n", "7\n")]
-    asked = repair.messages(Problem.from_dict(DOUBLE_PROBLEM), WRONG_CODE, feedback)
-    assert body["messages"] == [*asked, {"role": "assistant", "content": solve.PREFILL}]
+    problem = Problem.from_dict(DOUBLE_PROBLEM)
+    wrong = [repair.Feedback("5\n", "10\n", "7\n")]  # test 1 (2 -> 4) matched: not mentioned
+    assert body["messages"] == repair.fix_messages(problem, wrong)
+    assert body["messages"][:-1] == [*solve.messages(problem)[:-2], body["messages"][-2]]
+    assert body["messages"][-1] == {"role": "assistant", "content": solve.PREFILL}
+    question = body["messages"][-2]["content"]
+    assert question.startswith(solve.messages(problem)[-2]["content"])
+    assert "printed:\n7\nfor the input:\n5\nbut the expected output is:\n10" in question
+    assert "print(n + 2)" not in question  # a model shown its attempt copies it
     assert body["stop"] == list(solve.STOP) and body["continue_final_message"] is True
     turns = [e.payload for e in of_type(events, "repair_turn")]
     assert [(t["turn"], t["decided_by"], t["submitted"]) for t in turns] == [

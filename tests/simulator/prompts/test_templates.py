@@ -77,11 +77,29 @@ def test_repair_is_the_papers_feedback_prompt() -> None:
     assert repair.feedback_input(STDIN, "hi\n") == "hi\n"
 
 
+def test_guided_repairs_request_is_the_solve_request_told_what_went_wrong() -> None:
+    wrong = [repair.Feedback("twice(2)", "4", "5"), repair.Feedback("twice(0)", "0", None)]
+    asked = repair.fix_messages(CALL, wrong)
+    solve_asked = solve.messages(CALL)
+    assert asked[-1] == solve_asked[-1] == {"role": "assistant", "content": solve.PREFILL}
+    assert asked[-2]["content"] == solve_asked[-2]["content"] + (
+        "\nA first attempt returned 5 for twice(2), but the test expects 4.\n"
+        "A first attempt gave no answer for twice(0), but the test expects 0.\n"
+        "Write a different, correct function.\n"
+    )
+    stdin = repair.fix_messages(STDIN, [repair.Feedback("hi\n", "HI\n", "hi\n")])[-2]["content"]
+    assert stdin.endswith(
+        "A first attempt printed:\nhi\nfor the input:\nhi\nbut the expected output is:\nHI\n"
+        "Write a different, correct program.\n"
+    )
+
+
 def test_kind_of_tells_the_prompts_apart() -> None:
     assert kind_of(solve.messages(CALL)) == "solve"
     assert kind_of(simulate.call_messages("x = 1\n", "f()")) == "simulate_call"
     assert kind_of(simulate.stdin_messages("x = 1\n", "")) == "simulate_stdin"
     assert kind_of(repair.messages(CALL, "x", [])) == "repair"
+    assert kind_of(repair.fix_messages(CALL, [repair.Feedback("twice(2)", "4", "5")])) == "repair"
     assert kind_of([{"role": "user", "content": "hello"}]) is None
 
 
