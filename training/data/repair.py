@@ -151,14 +151,16 @@ def _fix_example(
     item: Checked, mutant: Mutant, runs: Sequence[TestRun], *, guided: bool
 ) -> dict[str, Any] | None:
     """The fix example, or None when the pipeline would not read its answer as this fix."""
-    messages = repair.messages(item.problem, mutant.code, feedback(item.problem, runs))
+    shown = feedback(item.problem, runs)
     if guided:  # told what went wrong, not shown the attempt; the reply is a program
         public = [run for test, run in zip(item.problem.tests, runs, strict=True) if test.public]
-        wrong = [f for f, run in zip(feedback(item.problem, runs), public, strict=True) if not run.passed]
-        messages = repair.fix_messages(item.problem, wrong)
+        messages = repair.fix_messages(
+            item.problem, [f for f, run in zip(shown, public, strict=True) if not run.passed]
+        )
         answer = solve_completion(item.record.code)
         code = solve.parse(answer.removeprefix(solve.PREFILL).removesuffix(solve.STOP[0])).code
     else:
+        messages = repair.messages(item.problem, mutant.code, shown)
         answer = fix_answer(item.problem, runs, mutant, item.record.code)
         code = parse_repair(answer, mutant.code, item.problem.kind).code
     if code is None or code.strip() != item.record.code.strip():
