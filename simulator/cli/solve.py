@@ -51,14 +51,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--turns",
         type=int,
         default=RunSettings.turns,
-        help="repair turns at most (default %(default)s: repair lowers the dev score today, docs/results.md)",
+        help="repair turns at most (default %(default)s: repair does not raise the hidden-test score "
+        "today, docs/results.md)",
     )
     solve.add_argument(
         "--repair",
         choices=REPAIR_MODES,
         default=RunSettings.repair,
         help="who decides each repair turn (default %(default)s): guided, the simulation decides whether "
-        "to repair, the reply is a program and a fix is kept only if it matches more public tests; "
+        "to repair, the model writes a new program told which public tests the attempt got wrong, and "
+        "a fix is kept only if it matches more public tests; "
         "model, the paper's scaffold (the model answers #SUBMIT or a fix)",
     )
     solve.add_argument(
