@@ -14,9 +14,11 @@ repair that only adds test code is no fix).
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import threading
 import warnings
+from collections.abc import Iterator
 from typing import Any, Literal, overload
 
 TOO_DEEP = "too deeply nested or too long for Python's parser"
@@ -35,24 +37,27 @@ def parse_python(source: str, *, mode: str = "exec", filename: str = "<input>") 
     """``ast.parse``; input too deeply nested for the parser is a ``SyntaxError`` whose ``msg`` says so.
     The parser's warnings about the source (``'\\.'``: an invalid escape sequence) are the program's,
     not ours: they are not raised here (a run of the program shows them)."""
-    try:
-        with _PARSE_LOCK, warnings.catch_warnings():
-            warnings.simplefilter("ignore", SyntaxWarning)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return ast.parse(source, filename=filename, mode=mode)
-    except (RecursionError, MemoryError):
-        raise SyntaxError(TOO_DEEP, (filename, 1, 0, None)) from None
+    with _as_the_parser(filename):
+        return ast.parse(source, filename=filename, mode=mode)
 
 
 def check_compiles(tree: ast.Module, *, filename: str = "<input>") -> None:
     """Raise the ``SyntaxError`` that compiling a parsed program finds and the parser does not (a
     duplicate parameter, ``return`` outside a function, ``nonlocal`` of nothing): such a program
-    never runs a line. Warnings as in ``parse_python``."""
+    never runs a line. Warnings and depth as in ``parse_python``."""
+    with _as_the_parser(filename):
+        compile(tree, filename, "exec", dont_inherit=True)
+
+
+@contextlib.contextmanager
+def _as_the_parser(filename: str) -> Iterator[None]:
+    """Around Python's parser or compiler: the source's own warnings are not raised, and input too
+    deep for it is a ``SyntaxError`` (``TOO_DEEP``)."""
     try:
         with _PARSE_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
-            compile(tree, filename, "exec", dont_inherit=True)
+            yield
     except (RecursionError, MemoryError):
         raise SyntaxError(TOO_DEEP, (filename, 1, 0, None)) from None
 

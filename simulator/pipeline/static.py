@@ -104,7 +104,7 @@ def _refused_call(entry: ast.FunctionDef, problem: Problem) -> str | None:
     for test in problem.public_tests:
         call = f"{entry.name}({test.input})"
         try:
-            parsed = ast.parse(call, mode="eval").body
+            parsed = parse_python(call, mode="eval").body
         except SyntaxError:
             return None
         if (
@@ -154,7 +154,7 @@ def _returns_nothing(entry: ast.FunctionDef) -> bool:
         node = stack.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             continue
-        if isinstance(node, ast.Return) and node.value is not None and not _is_none(node.value):
+        if isinstance(node, ast.Return) and node.value is not None and literal(node.value) is not None:
             return False
         stack += ast.iter_child_nodes(node)
     return True
@@ -231,10 +231,6 @@ def _only_plain_def(tree: ast.Module, name: str) -> ast.FunctionDef | None:
     if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(defs[0])):
         return None
     return defs[0]
-
-
-def _is_none(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _dunder(name: str) -> bool:
