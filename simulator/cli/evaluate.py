@@ -48,6 +48,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="self-rlef: who decides a repair turn (default %(default)s; model: the paper's scaffold)",
     )
     parser.add_argument(
+        "--fixes",
+        type=int,
+        default=RunSettings.fixes,
+        help="self-rlef: replies a guided repair turn samples (default %(default)s; one at temperature 0)",
+    )
+    parser.add_argument(
         "--sims",
         type=int,
         default=1,
@@ -98,6 +104,7 @@ def _eval(args: argparse.Namespace) -> int:
         seed=args.seed,
         turns=args.turns,
         repair=args.repair,
+        fixes=args.fixes,
         sims=args.sims,
     )
     module = importlib.import_module(module_name)

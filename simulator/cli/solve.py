@@ -64,6 +64,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "model, the paper's scaffold (the model answers #SUBMIT or a fix)",
     )
     solve.add_argument(
+        "--fixes",
+        type=int,
+        default=RunSettings.fixes,
+        help="replies a guided repair turn samples (default %(default)s; one at temperature 0): the "
+        "first new program not known to fail is the fix",
+    )
+    solve.add_argument(
         "--sims", type=int, default=RunSettings.sims, help="simulations per test, majority vote"
     )
     solve.add_argument(
@@ -113,8 +120,8 @@ def _sampling(parser: argparse.ArgumentParser, temperature: float) -> None:
 def _solve(args: argparse.Namespace) -> int:
     problem = _load_problem(args.problem)
     settings = _settings(
-        k=args.k, turns=args.turns, repair=args.repair, sims=args.sims, oracle=args.oracle, real=args.real,
-        seed=args.seed, narrate=args.narrate,
+        k=args.k, turns=args.turns, repair=args.repair, fixes=args.fixes, sims=args.sims,
+        oracle=args.oracle, real=args.real, seed=args.seed, narrate=args.narrate,
         temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, model=args.model,
         concurrency=args.concurrency,
     )  # fmt: skip
@@ -337,18 +344,25 @@ class _SolvePrinter(_RichPrinter):
     def _repair_turn(self, event: Event) -> None:
         p = event.payload
         decided_by = p.get("decided_by", "model")
-        if p["submitted"] and decided_by != "model":
+        if p["submitted"]:
             self.out.print(
-                f"repair turn {p['turn']}: [green]submitted[/] without asking the model "
+                f"repair turn {p['turn']}: [green]#SUBMIT[/] (the model keeps its program)"
+                if decided_by == "model"
+                else f"repair turn {p['turn']}: [green]submitted[/] without asking the model "
                 f"(its {decided_by} matches every public test)"
             )
-        elif p["submitted"]:
-            self.out.print(f"repair turn {p['turn']}: [green]#SUBMIT[/] (the model keeps its program)")
-        elif p["code"] is not None:
-            title = f"repair turn {p['turn']}: new program"
+            return
+        replies = p.get("replies") or []  # guided turns: every reply sampled
+        if p["code"] is not None:
+            taken = f" (reply {p['fix'] + 1} of {len(replies)})" if len(replies) > 1 else ""
+            title = f"repair turn {p['turn']}: new program{taken}"
             self.out.print(Panel(Syntax(p["code"].rstrip(), "python"), title=title, title_align="left"))
         else:
             self.out.print(f"repair turn {p['turn']}: [red]{escape(p['parse_error'])}[/]")
+        for reply in replies if len(replies) > 1 else []:
+            if reply["fix"] != p.get("fix"):
+                why = reply["error"] or "a new program, not needed: an earlier reply was taken"
+                self.out.print(f"  reply {reply['fix'] + 1}: {escape(why)}")
 
     def _repair_rejected(self, event: Event) -> None:
         p = event.payload

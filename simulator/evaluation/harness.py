@@ -49,6 +49,7 @@ class EvalSettings:
     seed: int = 0
     turns: int = 2  # self-rlef: repair turns after the first program
     repair: str = RunSettings.repair  # self-rlef: who decides a repair turn
+    fixes: int = RunSettings.fixes  # self-rlef: replies a guided turn samples
     sims: int = 1  # mbpp: simulations per public test (majority vote)
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,7 +65,8 @@ class TaskResult:
     histogram: list[int] = field(default_factory=list)  # per-item correct counts, for the plot
     extra: dict[str, Any] = field(default_factory=dict)
     # stage -> (replies that could not be parsed, replies): solve (no code), simulate (no answer),
-    # repair (neither #SUBMIT nor code), answer (whitebox: no <answer> block)
+    # repair (a turn with neither #SUBMIT nor a new program), repair_reply (each reply of a guided
+    # turn that is no new program), answer (whitebox: no <answer> block)
     parse_failures: dict[str, tuple[int, int]] = field(default_factory=dict)
     n_items: int | None = None  # items scored, when a task skips some it was given (default: all)
 

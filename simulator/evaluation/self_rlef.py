@@ -21,9 +21,11 @@ private tests are left out of the private figures. A record that cannot become a
 with no ``assert f(args) == value``) is skipped and listed in ``extra.unconverted``; ``n`` counts the rest.
 ``extra`` also records ``repair`` (the mode) and counts the turns decided by the simulation
 (``repair_by_simulation``: submitted without a request) and by the model (``repair_asked``), and the
-fixes not kept (``repair_not_kept``); the ``repair`` parse failures count only the replies asked for.
+fixes not kept (``repair_not_kept``); the ``repair`` parse failures count the turns asked for that
+gave neither ``#SUBMIT`` nor a new program, ``repair_reply`` each reply that is no new program (a
+guided turn samples ``--fixes`` replies at a temperature above 0, and takes the first usable one).
 ``extra.fixes`` says whether the model or the judge held repair back: every fix offered (a new program
-in a repair reply, kept or not) runs for real on the public tests; ``offered``, ``pass_public`` (of
+in any repair reply, taken or not) runs for real on the public tests; ``offered``, ``pass_public`` (of
 them, those passing every public test) and ``failing_with_a_passing_fix`` (problems whose initial
 program fails a public test and that were offered at least one fix passing them all).
 """
@@ -47,6 +49,7 @@ from simulator.prompts.parsing import REPEATED
 DEFAULT_TURNS = 2
 MAX_TOKENS = 512
 OUTCOMES = ("fail-fail", "fail-pass", "pass-fail", "pass-pass")
+STAGES = ("solve", "simulate", "repair", "repair_reply")  # whose parse failures a run counts
 PROMPT_TOO_LONG = "prompt too long"
 
 
@@ -94,8 +97,9 @@ def summarize_events(events: list[dict[str, Any]]) -> dict[str, Any]:
         "error": None,
         "solve": [0, 0],  # [unparsed, replies]
         "simulate": [0, 0],
-        "repair": [0, 0],
-        "repair_repeats": 0,  # of the repair failures: the attempted program again, without #SUBMIT
+        "repair": [0, 0],  # per turn asked: neither #SUBMIT nor a new program
+        "repair_reply": [0, 0],  # per reply (a guided turn samples several): no new program
+        "repair_repeats": 0,  # replies that are the attempted program again, without #SUBMIT
         "repair_by_simulation": 0,  # guided turns the simulation decided (no request: submitted)
         "repair_not_kept": 0,  # guided fixes whose simulations matched no more public tests
         "fixes": [],  # every new program a repair reply offered, kept or not
@@ -132,9 +136,15 @@ def _repair_turn(out: dict[str, Any], p: dict[str, Any]) -> None:
         return
     out["repair"][1] += 1
     out["repair"][0] += not p["submitted"] and p["code"] is None
-    out["repair_repeats"] += p.get("parse_error") == REPEATED
-    if p["code"] is not None:
-        out["fixes"].append(p["code"])
+    replies = p.get("replies") or [
+        {"code": p["code"], "error": p.get("parse_error"), "submitted": p["submitted"]}
+    ]
+    for reply in replies:
+        out["repair_reply"][1] += 1
+        out["repair_reply"][0] += not reply.get("submitted") and reply["code"] is None
+        out["repair_repeats"] += reply["error"] == REPEATED
+        if reply["code"] is not None:
+            out["fixes"].append(reply["code"])
 
 
 def _repair_rejected(out: dict[str, Any], p: dict[str, Any]) -> None:
@@ -170,6 +180,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             k=1,
             turns=turns,
             repair=mode,
+            fixes=ctx.settings.fixes,
             sims=1,
             seed=ctx.settings.seed + index,
             temperature=temperature,
@@ -202,7 +213,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "submitted": summary["submitted"],
             "error": error,
             "prompt_too_long": summary["prompt_too_long"],
-            "parse": {stage: summary[stage] for stage in ("solve", "simulate", "repair")},
+            "parse": {stage: summary[stage] for stage in STAGES},
             "repair_repeats": summary["repair_repeats"],
             "repair_by_simulation": summary["repair_by_simulation"],
             "repair_not_kept": summary["repair_not_kept"],
@@ -227,7 +238,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         tables.append(_table(split, counts, len(scored)))
     parse_failures = {
         stage: (sum(r["parse"][stage][0] for r in records), sum(r["parse"][stage][1] for r in records))
-        for stage in ("solve", "simulate", "repair")
+        for stage in STAGES
     }
     fixes = {
         "offered": sum(r["fixes"]["offered"] for r in records),
@@ -248,6 +259,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     extra = {
         "turns": turns,
         "repair": mode,
+        "fixes_per_turn": ctx.settings.fixes if mode == "guided" and temperature > 0 else 1,
         "fix_break": fix_break,
         "submitted": sum(r["submitted"] for r in records),
         "changed": sum(r["changed"] for r in records),

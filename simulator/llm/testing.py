@@ -222,9 +222,10 @@ class PipelineScript:
     - ``simulate(code, what)``: the reply to one simulation; ``what`` is the call (``f(1)``) for call
       programs or the stdin text for stdin programs (to a request whose answer is prefilled, the
       part of that reply after the prefill: ``continuation``);
-    - ``repair``: replies for successive repair turns (the last one repeats); default ``#SUBMIT``. To
-      a request whose reply is prefilled (guided repair: the opening fence), a reply that begins with
-      the prefill is answered with the rest of it; another is answered as it is.
+    - ``repair``: replies for successive repair turns (the last one repeats); default ``#SUBMIT``.
+      An entry is one text (every sample of the turn) or a list of n texts (guided repair samples
+      several). To a request whose reply is prefilled (guided repair: the opening fence), a reply
+      that begins with the prefill is answered with the rest of it; another is answered as it is.
 
     ``calls`` counts requests per kind.
     """
@@ -233,7 +234,7 @@ class PipelineScript:
         self,
         solve: Sequence[str] | str,
         simulate: Callable[[str, str], str],
-        repair: Sequence[str] = ("```#SUBMIT```",),
+        repair: Sequence[str | Sequence[str]] = ("```#SUBMIT```",),
     ) -> None:
         self.solve = solve
         self.simulate = simulate
@@ -251,9 +252,12 @@ class PipelineScript:
             return self.solve
         if kind == "repair":
             turn = self.calls[kind] - 1
-            reply = self.repair[min(turn, len(self.repair) - 1)]
+            replies = self.repair[min(turn, len(self.repair) - 1)]
             prefill = messages[-1]["content"] if messages[-1]["role"] == "assistant" else ""
-            return reply[len(prefill) :] if prefill and reply.startswith(prefill) else reply
+            return [
+                reply[len(prefill) :] if prefill and reply.startswith(prefill) else reply
+                for reply in ([replies] * n if isinstance(replies, str) else replies)
+            ]
         if kind.startswith("simulate"):
             prefill = messages[-1]["content"] if messages[-1]["role"] == "assistant" else ""
             question = messages[-2 if prefill else -1]["content"]

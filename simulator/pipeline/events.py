@@ -17,7 +17,7 @@ turn t the program after t repairs:
                          match, reason?, votes?, real?}
 - ``selected``          {candidate, scores, tied, seed, reason}
 - ``repair_delta``      {turn, text}
-- ``repair_turn``       {turn, submitted, code, text, feedback, parse_error, decided_by}
+- ``repair_turn``       {turn, submitted, code, text, feedback, parse_error, decided_by[, fix, replies]}
 - ``repair_rejected``   {turn, matched, attempt_matched, public_tests, judged_by}  (guided repair: the
                          fix of ``turn`` matched no more public tests than the attempt; it is not kept)
 - ``execution``         {candidate, turn, final, test, public, status, output, expected, passed, message,

@@ -148,6 +148,16 @@ class _Verdict:
     nlex: str | None = None  # the NLEX whose prediction won the vote
 
 
+@dataclass(frozen=True)
+class _Fix:
+    """One reply to a guided repair request, read: ``known`` says why its new program cannot pass."""
+
+    index: int
+    text: str
+    parsed: RepairParse
+    known: str | None
+
+
 class Job:
     """What the pipeline's drivers share: the client, the settings, emitting, failure handling."""
 
@@ -561,14 +571,15 @@ class _SolveJob(Job):
                           parse_error=None, decided_by=judged_by)  # fmt: skip
                 submitted = True
                 break
+            replies: dict[str, Any] = {}
             if guided:
                 wrong = [f for f, verdict in zip(feedback, verdicts, strict=True) if not verdict.match]
-                text, parsed = await self._ask_fix(turn, code, wrong)
+                text, parsed, replies = await self._ask_fix(turn, code, wrong)
             else:
                 text, parsed = await self._ask_repair(turn, code, feedback)
             asked += 1
             self.emit("repair_turn", turn=turn, submitted=parsed.submitted, code=parsed.code, text=text,
-                      feedback=shown, parse_error=parsed.error, decided_by="model")  # fmt: skip
+                      feedback=shown, parse_error=parsed.error, decided_by="model", **replies)  # fmt: skip
             if parsed.submitted or parsed.code is None:
                 submitted = parsed.submitted
                 break
@@ -599,36 +610,59 @@ class _SolveJob(Job):
         text = result.choices[0].text
         return text, parse_repair(text, code, self.problem.kind)
 
-    async def _ask_fix(self, turn: int, code: str, wrong: list[repair.Feedback]) -> tuple[str, RepairParse]:
+    async def _ask_fix(
+        self, turn: int, code: str, wrong: list[repair.Feedback]
+    ) -> tuple[str, RepairParse, dict[str, Any]]:
         """Guided mode: the solve request told which public tests the attempt got ``wrong``, without
         the attempt's code (``repair.fix_messages``), prefilled with the opening fence and stopped at
-        the closing one (``solve.PREFILL``, ``solve.STOP``), so the reply is a program, read as a solve
-        reply is (``solve.parse``). The same program again
-        (``source.same_program``: test code added after the function does not make a fix) is
-        ``REPEATED``. The prefill streams once, as the start of the reply, so the streamed text (and
-        the returned one) is a well-formed block."""
+        the closing one (``solve.PREFILL``, ``solve.STOP``), so each reply is a program, read as a
+        solve reply is (``solve.parse``). ``settings.fixes`` replies are sampled (one at temperature
+        0); the fix is the first that is a new program (``source.same_program``: test code added
+        after the function does not make one; the same program again is ``REPEATED``) not known to
+        fail (``static.cannot_pass``), else the first new program. Returns its text and parse, and
+        ``repair_turn``'s ``fix`` (its reply's index, None without one) and ``replies`` (every reply:
+        ``fix``, ``text``, ``code``, ``error``). The first reply streams, its prefill once at its
+        start, so the streamed text is a well-formed block."""
         begun = False
 
         def on_delta(index: int, text: str) -> None:
             nonlocal begun
+            if index != 0:
+                return
             if not begun:
                 begun, text = True, solve.PREFILL + text
             self.emit("repair_delta", turn=turn, text=text)
 
+        n = self.settings.fixes if self.settings.temperature > 0 else 1
         try:
             messages = repair.fix_messages(self.problem, wrong)
-            result = await self.chat(messages, n=1, stop=solve.STOP, on_delta=on_delta)
+            result = await self.chat(messages, n=n, stop=solve.STOP, on_delta=on_delta)
         except PromptTooLong as exc:
-            return "", RepairParse(submitted=False, error=f"prompt too long: {exc}")
+            return "", RepairParse(submitted=False, error=f"prompt too long: {exc}"), {}
         if not begun:  # an empty reply: the prefill alone, so that the deltas still add up to the text
             on_delta(0, "")
-        choice = result.choices[0]
-        text = solve.PREFILL + choice.text
-        parsed = solve.parse(choice.text)
-        if parsed.code is not None and same_program(parsed.code, code, self.problem.kind):
-            return text, RepairParse(submitted=False, error=REPEATED)
+        read = [self._read_fix(choice, code) for choice in result.choices]
+        new = [r for r in read if r.parsed.code is not None]
+        chosen = next((r for r in new if r.known is None), (new or read)[0])
+        replies = [
+            {"fix": r.index, "text": r.text, "code": r.parsed.code,
+             "error": r.parsed.error or (f"known to fail: {r.known}" if r.known else None)}
+            for r in read
+        ]  # fmt: skip
+        parsed = chosen.parsed
+        if parsed.code is None and len(read) > 1:
+            parsed = RepairParse(submitted=False, error=f"none of the {len(read)} replies is a new program")
+        fix = chosen.index if parsed.code is not None else None
+        return chosen.text, parsed, {"fix": fix, "replies": replies}
+
+    def _read_fix(self, choice: Choice, attempt: str) -> _Fix:
+        """One reply to the guided request: a new program, the attempt again (``REPEATED``) or none."""
+        text, parsed = solve.PREFILL + choice.text, solve.parse(choice.text)
+        if parsed.code is not None and same_program(parsed.code, attempt, self.problem.kind):
+            return _Fix(choice.index, text, RepairParse(submitted=False, error=REPEATED), None)
         error = _noting_cut(parsed.error, choice.finish_reason == "length")
-        return text, RepairParse(submitted=False, code=parsed.code, error=error)
+        known = cannot_pass(self.problem, parsed.code) if parsed.code is not None else None
+        return _Fix(choice.index, text, RepairParse(submitted=False, code=parsed.code, error=error), known)
 
     # -- 5. execute the final program for real --------------------------------------------------------
 

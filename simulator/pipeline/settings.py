@@ -18,6 +18,7 @@ class SettingsError(ValueError):
 INT_RANGES = {  # the bounds of RunSettings' integer fields, which the command lines check too
     "k": (1, 64),
     "turns": (0, 20),
+    "fixes": (1, 16),
     "sims": (1, 16),
     "max_tokens": (16, 32768),
     "concurrency": (1, 256),
@@ -44,11 +45,19 @@ class RunSettings:
     the reply is a program), and the fix replaces the attempt only when its verdicts match more
     public tests than the attempt's did. With the paper's free reply the default model's repairs
     parsed as neither 65-74% of the time and broke passing programs; shown its attempt, it copied
-    it (docs/results.md, "Issue 12")."""
+    it (docs/results.md, "Issue 12").
+
+    ``fixes``: a guided turn samples this many replies in one request (one at temperature 0, where
+    they would all be the same) and keeps the first that is a new program not known to fail
+    (``static.cannot_pass``); only that one is simulated. One reply in five is no new program (the
+    attempt again, or code that does not parse), and simulation hardly tells a passing program
+    from a failing one (Best@4 by simulation against the expected random pick), so taking the first
+    usable reply costs little against judging them all (docs/results.md, "Issue 12")."""
 
     k: int = 4
     turns: int = 0
     repair: str = "guided"
+    fixes: int = 4
     sims: int = 1
     oracle: bool = False
     real: bool = False

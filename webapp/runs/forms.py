@@ -76,6 +76,10 @@ REPAIR_MODE_HELP = (
     "public tests the attempt got wrong; a fix is kept only if its simulation matches more public "
     "tests. Model: the paper's scaffold, the model decides (#SUBMIT or a fix)."
 )
+FIXES_HELP = (
+    "Guided repair samples this many replies in one request (one at temperature 0) and takes the first "
+    "that is a new program not known to fail; only that one is simulated."
+)
 REPAIR_LABELS = {"guided": "Guided", "model": "Model (the paper's scaffold)"}
 
 
@@ -101,6 +105,14 @@ class SolveForm(forms.Form):
         initial=RunSettings.repair,
         label="Repair mode",
         help_text=REPAIR_MODE_HELP,
+    )
+    fixes = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=16,
+        initial=RunSettings.fixes,
+        label="Replies per repair turn",
+        help_text=FIXES_HELP,
     )
     sims = forms.IntegerField(min_value=1, initial=RunSettings.sims, label="Simulations per test")
     narrate = forms.BooleanField(
@@ -148,4 +160,6 @@ class SolveForm(forms.Form):
         if data.get("max_tokens") is None:  # blank: keep the pipeline's default
             data.pop("max_tokens", None)
         data["repair"] = data.get("repair") or RunSettings.repair  # recorded: the mode the run used
+        if data.get("fixes") is None:
+            data["fixes"] = RunSettings.fixes
         return data

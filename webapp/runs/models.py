@@ -298,6 +298,10 @@ class RepairTurn(models.Model):
     # guided repair: the fix was not kept (repair_rejected's payload: matched, attempt_matched,
     # public_tests, judged_by, reason); null: kept, or not judged
     rejected = models.JSONField(null=True, blank=True)
+    # guided repair: every reply the turn sampled ({fix, text, code, error}) and the index of the one
+    # taken (null: none was a new program); ``text`` and ``code`` are the one taken
+    replies = models.JSONField(default=list, blank=True)
+    fix = models.IntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["turn"]

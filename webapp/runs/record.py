@@ -242,6 +242,8 @@ def _repair_turn(run: Run, p: dict[str, Any]) -> None:
             "feedback": p.get("feedback") or [],
             "parse_error": p.get("parse_error") or "",
             "decided_by": p.get("decided_by") or "model",  # events before guided repair: the model
+            "replies": p.get("replies") or [],
+            "fix": p.get("fix"),
             "done": True,
         },
     )

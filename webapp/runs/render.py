@@ -170,7 +170,13 @@ def _repair_delta(run: Run, p: dict[str, Any]) -> list[Part]:
 
 def _repair_turn(run: Run, p: dict[str, Any]) -> list[Part]:
     turn = RepairTurn.objects.filter(run=run, turn=p["turn"]).first()
-    return [_partial("repair_body.html", turn=turn, no=turn.turn)] if turn else []
+    if turn is None:
+        return []
+    # the text streamed was the first reply; the turn shows the one taken
+    return [
+        _partial("repair_text.html", turn=turn, no=turn.turn),
+        _partial("repair_body.html", turn=turn, no=turn.turn),
+    ]
 
 
 def _execution(run: Run, p: dict[str, Any]) -> list[Part]:

@@ -115,7 +115,7 @@ async def test_self_rlef_counts_fixes_and_breaks_on_public_and_private_tests(tmp
         "counts": {"fail-fail": 1, "fail-pass": 1, "pass-fail": 1, "pass-pass": 1},
     }
     failures = {stage: (p["failed"], p["total"]) for stage, p in record["parse_failures"].items()}
-    assert failures == {"solve": (1, 4), "simulate": (0, 5), "repair": (1, 5)}
+    assert failures == {"solve": (1, 4), "simulate": (0, 5), "repair": (1, 5), "repair_reply": (1, 5)}
     line = final_line(record)
     assert line.startswith("self-rlef n=4 public-fail-fail=0.250[")
     assert "parse-fail-repair=0.200[" in line
@@ -303,3 +303,24 @@ def test_repair_failures_that_repeat_the_attempt_are_counted_apart() -> None:
     ]
     summary = self_rlef.summarize_events(events)
     assert summary["repair"] == [2, 3] and summary["repair_repeats"] == 1
+
+
+def test_a_guided_turn_s_replies_are_counted_each_and_the_turn_fails_only_without_a_new_program() -> None:
+    from simulator.prompts.parsing import REPEATED
+
+    fix = "def f(x):\n    return 2 * x\n"
+    replies = [
+        {"fix": 0, "text": "", "code": None, "error": REPEATED},
+        {"fix": 1, "text": "", "code": None, "error": "the reply does not parse"},
+        {"fix": 2, "text": "", "code": fix, "error": None},
+    ]
+    turns = [
+        {"submitted": False, "code": fix, "parse_error": None, "decided_by": "model",
+         "fix": 2, "replies": replies},
+        {"submitted": False, "code": None, "parse_error": "none of the 2 replies is a new program",
+         "decided_by": "model", "fix": None, "replies": replies[:2]},
+    ]  # fmt: skip
+    summary = self_rlef.summarize_events([{"type": "repair_turn", "payload": t} for t in turns])
+    assert summary["repair"] == [1, 2]  # per turn: the second gave no new program
+    assert summary["repair_reply"] == [4, 5] and summary["repair_repeats"] == 2
+    assert summary["fixes"] == [fix]  # every new program offered, taken or not

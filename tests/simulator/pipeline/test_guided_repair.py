@@ -162,9 +162,55 @@ def test_a_reply_without_a_new_program_ends_the_repair_and_keeps_the_attempt(rep
     events, server = guided(script)
     assert len(repair_requests(server)) == 1
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
-    assert turn["code"] is None and turn["submitted"] is False and error in turn["parse_error"]
+    assert turn["code"] is None and turn["submitted"] is False and turn["fix"] is None
+    assert turn["parse_error"] == "none of the 4 replies is a new program"
+    assert [r["fix"] for r in turn["replies"]] == [0, 1, 2, 3]
+    assert all(r["code"] is None and error in r["error"] for r in turn["replies"])
     assert [v for v in of_type(events, "verdict") if v.payload["turn"] == 1] == []
     assert events[-1].payload["code"] == WRONG_CODE and events[-1].payload["submitted"] is False
+
+
+def test_a_guided_turn_takes_the_first_reply_that_is_a_new_program_not_known_to_fail() -> None:
+    not_compiling = "def f(a, a):\n    return a\n"  # parses, but Python refuses to compile it
+    replies = [WRONG, "I would keep it as it is.", fence(not_compiling), RIGHT]
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[replies])
+    events, server = guided(script, turns=1, fixes=4)
+    (body,) = repair_requests(server)
+    assert body["n"] == 4  # one request, several samples
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert turn["fix"] == 3 and turn["code"] == RIGHT_CODE and turn["parse_error"] is None
+    assert turn["text"] == solve.PREFILL + RIGHT_CODE.rstrip("\n")
+    errors = [r["error"] or "" for r in turn["replies"]]
+    assert errors[0] == REPEATED and "does not parse" in errors[1]
+    assert errors[2].startswith("known to fail: the program does not compile") and errors[3] == ""
+    assert [r["code"] for r in turn["replies"]] == [None, None, not_compiling, RIGHT_CODE]
+    # only the reply taken is simulated; only the first reply streams
+    assert len([v for v in of_type(events, "verdict") if v.payload["turn"] == 1]) == 2
+    assert (
+        "".join(e.payload["text"] for e in of_type(events, "repair_delta"))
+        == solve.PREFILL + WRONG_CODE.rstrip()
+    )
+    assert events[-1].payload["code"] == RIGHT_CODE
+
+
+def test_when_every_new_program_is_known_to_fail_the_first_is_taken_and_judged() -> None:
+    first, second = "print(int(input()) +\n", "def f(a, a):\n    return a\n"
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[[fence(first), fence(second)]])
+    events, _ = guided(script, turns=1, fixes=2)
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert turn["fix"] == 1 and turn["code"] == second  # the first reply does not parse: no program
+    verdicts = [v.payload for v in of_type(events, "verdict") if v.payload["turn"] == 1]
+    assert [v["source"] for v in verdicts] == ["checked", "checked"]  # judged without a simulation
+    assert len(of_type(events, "repair_rejected")) == 1 and events[-1].payload["code"] == WRONG_CODE
+
+
+def test_at_temperature_zero_a_guided_turn_asks_for_one_reply() -> None:
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[WRONG])
+    events, server = guided(script, turns=1, fixes=4, temperature=0.0)
+    (body,) = repair_requests(server)
+    assert body.get("n", 1) == 1  # greedy samples would all be the same reply
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert turn["parse_error"] == REPEATED and len(turn["replies"]) == 1
 
 
 def test_an_empty_reply_still_streams_the_prefilled_fence() -> None:
@@ -214,7 +260,7 @@ def copying_simulator(code: str, call: str) -> str:
 )
 def test_a_fix_that_adds_only_test_code_is_the_attempt_again_and_not_simulated(fix: str) -> None:
     script = PipelineScript(solve=fence(TRIPLE_WRONG), simulate=copying_simulator, repair=[fence(fix)])
-    events, _ = guided(script, problem=TRIPLE, turns=1, executor=ExecutorDouble())
+    events, _ = guided(script, problem=TRIPLE, turns=1, fixes=1, executor=ExecutorDouble())
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
     assert turn["code"] is None and turn["parse_error"] == REPEATED
     assert [v for v in of_type(events, "verdict") if v.payload["turn"] == 1] == []  # nothing to copy from

@@ -12,6 +12,7 @@ def test_the_defaults_are_the_documented_ones() -> None:
         "k": 4,
         "turns": 0,  # repair off until it helps (issue 12, docs/results.md)
         "repair": "guided",  # when on: the simulation decides, the reply is a program (issue 12)
+        "fixes": 4,  # replies a guided turn samples: the first usable one is the fix (issue 12)
         "sims": 1,
         "oracle": False,
         "real": False,
@@ -31,6 +32,7 @@ def test_the_defaults_are_the_documented_ones() -> None:
         ({"k": 0}, "k"),
         ({"k": 2.5}, "k"),
         ({"turns": -1}, "turns"),
+        ({"fixes": 0}, "fixes"),
         ({"sims": 17}, "sims"),
         ({"max_tokens": 8}, "max_tokens"),
         ({"concurrency": 0}, "concurrency"),

@@ -81,3 +81,44 @@ def test_a_program_known_to_fail_says_why_instead_of_a_simulation(client, alice,
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert page.count('data-testid="verdict-checked"') == 1
     assert 'data-testid="simulation-checked"' in page and f"Not simulated: {reason}." in page
+
+
+def test_a_guided_turn_shows_every_reply_and_which_was_taken_live_and_on_the_page(
+    client, alice, bob, make_run
+):
+    """A guided turn samples several replies and takes the first usable one: the streamed text (the
+    first reply) is replaced by the reply taken, and every reply says why it was or was not taken."""
+    from webapp.runs.record import apply_event
+    from webapp.runs.render import render_event
+
+    run = make_run(status="finished", settings={"k": 1, "turns": 1, "sims": 1, "fixes": 3})
+    Candidate.objects.create(
+        run=run, index=0, code="def add_one(x):\n    return x\n", done=True, selected=True
+    )
+    fix = "def add_one(x):\n    return x + 1\n"
+    replies = [
+        {"fix": 0, "text": "```python\ndef add_one(x):\n    return x", "code": None,
+         "error": "the reply repeats the attempted code"},
+        {"fix": 1, "text": "```python\ndef add_one(x):\n    return x + 1", "code": fix, "error": None},
+        {"fix": 2, "text": "```python\ndef add_one(x):\n    return x + 2", "code": "...", "error": None},
+    ]  # fmt: skip
+    apply_event(run, "repair_delta", {"turn": 1, "text": replies[0]["text"]})
+    payload = {"turn": 1, "submitted": False, "code": fix, "text": replies[1]["text"], "feedback": [],
+               "parse_error": None, "decided_by": "model", "fix": 1, "replies": replies}  # fmt: skip
+    apply_event(run, "repair_turn", payload)
+
+    turn = RepairTurn.objects.get(run=run, turn=1)
+    assert turn.text == replies[1]["text"] and turn.fix == 1 and turn.replies == replies
+    live = render_event(run, {"seq": 5, "type": "repair_turn", "payload": payload})
+    assert 'id="repair-1-text" hx-swap-oob="true">```python\ndef add_one(x):\n    return x + 1</pre>' in live
+    assert "Reply 2 of 3 was taken" in live
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert "Reply 2 of 3 was taken: the first new program not known to fail" in page
+    assert page.count('data-testid="repair-reply"') == 3
+    assert "the reply repeats the attempted code." in page
+    assert "A new program, not needed: an earlier reply was taken." in page
+    client.force_login(bob)  # another user's private run: nothing of it
+    assert client.get(f"/runs/{run.id}/").status_code == 404
+    client.logout()
+    assert "Reply 2 of 3" not in client.get(f"/runs/{run.id}/").content.decode()

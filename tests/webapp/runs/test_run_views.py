@@ -43,6 +43,20 @@ def test_the_repair_mode_reaches_the_run_s_settings(client, alice, problem, no_e
     assert [r.pipeline_settings.repair for r in runs] == ["model", "guided"]
 
 
+def test_the_replies_per_repair_turn_reach_the_run_s_settings(client, alice, problem, no_enqueue):
+    from simulator.pipeline.settings import RunSettings
+
+    client.force_login(alice)
+    form = client.get(f"/problems/{problem.pk}/").content.decode()
+    assert 'name="fixes"' in form and "Replies per repair turn" in form
+    base = {"k": 1, "turns": 1, "sims": 1, "temperature": 0.5}
+    client.post(f"/problems/{problem.pk}/solve/", {**base, "fixes": 2})
+    client.post(f"/problems/{problem.pk}/solve/", base)  # blank: the pipeline's default, recorded
+    client.post(f"/problems/{problem.pk}/solve/", {**base, "fixes": 17})  # out of range: refused
+    runs = list(Run.objects.order_by("created_at"))
+    assert [r.pipeline_settings.fixes for r in runs] == [2, RunSettings.fixes]
+
+
 def test_solving_rejects_out_of_range_settings(client, alice, problem, no_enqueue):
     client.force_login(alice)
     client.post(f"/problems/{problem.pk}/solve/", {"k": 999, "turns": 1, "sims": 1, "temperature": 0.5})
