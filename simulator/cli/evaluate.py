@@ -85,7 +85,7 @@ def _eval(args: argparse.Namespace) -> int:
         raise UsageError("need 1 <= --k <= --n")
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
-    for name in ("turns", "sims"):
+    for name in ("turns", "sims", "fixes"):
         low, high = INT_RANGES[name]
         if not low <= getattr(args, name) <= high:
             raise UsageError(f"--{name} must be from {low} to {high}")

@@ -70,7 +70,10 @@ class PairedDifference:
 
 
 def item_scores(record: dict[str, Any]) -> dict[str, float]:
-    """Per-item pass@1 (``correct / n``) of a results.json record, keyed by item id."""
+    """Per-item pass@1 (``correct / n``) of a results.json record, keyed by item id; for self-rlef,
+    whether the program a run submitted passes its public tests (1 or 0), the score repair moves."""
+    if record.get("task") == "self-rlef":
+        return {str(item["id"]): float(bool(item["final"]["public"])) for item in record["items"]}
     return {str(item["id"]): item["correct"] / item["n"] for item in record["items"] if item.get("n")}
 
 

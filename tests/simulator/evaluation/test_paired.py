@@ -62,6 +62,15 @@ def test_per_item_pass_at_1_uses_all_samples() -> None:
     assert compare(base, new).value == pytest.approx(0.25)
 
 
+def test_self_rlef_runs_compare_whether_the_submitted_program_passes_its_public_tests() -> None:
+    def rlef(passes: dict[str, bool]) -> dict:
+        items = [{"id": key, "final": {"public": ok, "private": None}} for key, ok in passes.items()]
+        return {"task": "self-rlef", "items": items}
+
+    result = compare(rlef({"a": False, "b": True, "c": False}), rlef({"a": True, "b": True, "c": False}))
+    assert (result.a_mean, result.b_mean, result.better, result.worse, result.n) == (1 / 3, 2 / 3, 1, 0, 3)
+
+
 def test_different_tasks_are_refused() -> None:
     with pytest.raises(ValueError, match="different tasks"):
         compare(record("mbpp", {"a": 1}), record("cruxeval-o", {"a": 1}))
