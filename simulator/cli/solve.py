@@ -1,7 +1,7 @@
 """``execsim solve`` and ``execsim simulate``: the pipeline from the command line.
 
-    execsim solve PROBLEM.json [--k 4] [--turns 0] [--repair guided|model] [--sims 1] [--oracle]
-                  [--real] [--seed S] [--temperature T] [--max-tokens N] [--json]
+    execsim solve PROBLEM.json [--k 4] [--turns 0] [--repair guided|model] [--fixes 4] [--sims 1]
+                  [--oracle] [--real] [--seed S] [--temperature T] [--max-tokens N] [--json]
     execsim simulate PROGRAM.py (--call EXPR | --stdin FILE) [--json]
 
 Both stream progress (rich) as the model writes; ``--json`` prints one event per line instead:
