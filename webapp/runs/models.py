@@ -307,6 +307,15 @@ class RepairTurn(models.Model):
         ordering = ["turn"]
         constraints = [models.UniqueConstraint(fields=["run", "turn"], name="repair_turn_unique")]
 
+    @property
+    def taken_reply(self) -> dict[str, Any] | None:
+        """The reply (of ``replies``) the turn took as its fix, or None."""
+        return (
+            next((r for r in self.replies if r.get("fix") == self.fix), None)
+            if self.fix is not None
+            else None
+        )
+
 
 class Execution(models.Model):
     """A real, sandboxed execution of a candidate on a test, and where the simulation diverged."""

@@ -118,6 +118,11 @@ def test_a_guided_turn_shows_every_reply_and_which_was_taken_live_and_on_the_pag
     assert page.count('data-testid="repair-reply"') == 3
     assert "the reply repeats the attempted code." in page
     assert "A new program, not needed: an earlier reply was taken." in page
+    turn.replies[1]["error"] = "known to fail: add_one has no return"  # every new program known to fail
+    turn.save(update_fields=["replies"])
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert "Reply 2 of 3 was taken: the first new program (every one is known to fail)" in page
+    assert "Taken (known to fail: add_one has no return)." in page
     client.force_login(bob)  # another user's private run: nothing of it
     assert client.get(f"/runs/{run.id}/").status_code == 404
     client.logout()
