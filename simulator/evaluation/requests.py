@@ -13,11 +13,13 @@ Two faces of the same cache:
   raises ``RequestRejected`` so a task can record it on the item and go on.
 - ``Requester.client_for(item)``: a ``CachingClient`` with ``ChatClient``'s interface, for hosts that
   take a client, i.e. ``simulator.pipeline.run``; its requests share the cache and the counters, and a
-  cached reply is replayed to ``on_delta`` so the pipeline's events look the same either way.
+  cached reply is replayed to ``on_delta`` so the pipeline's events look the same either way. The same
+  request made again for one item has its own entry (new samples, as the web app would get).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -147,6 +149,7 @@ class CachingClient:
     def __init__(self, requester: Requester, item: str) -> None:
         self.requester = requester
         self.item = item
+        self.asked: dict[str, int] = {}  # how often each request (messages and parameters) was made
         self.model = requester.client.model
         self.base_url = requester.client.base_url
 
@@ -177,7 +180,13 @@ class CachingClient:
             params["top_p"] = top_p
         if stop:
             params["stop"] = list(stop)
-        reply = await self.requester.complete(self.item, messages, params, on_delta)
+        # The same request made again (guided repair asking again after a fix it did not keep, two
+        # identical programs simulated) gets its own cache entry, so its samples are new ones, as
+        # they are when the web app sends it; the first time keeps the plain key.
+        again = self.asked.get(asked := json.dumps([list(messages), params], sort_keys=True), 0)
+        self.asked[asked] = again + 1
+        item = f"{self.item}#{again}" if again else self.item
+        reply = await self.requester.complete(item, messages, params, on_delta)
         choices = [
             Choice(
                 index=i,

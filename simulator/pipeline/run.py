@@ -552,12 +552,16 @@ class _SolveJob(Job):
         was submitted. ``settings.repair`` says who decides each turn (``RunSettings``): in ``model``
         mode the model's free reply (``#SUBMIT``, a fix or neither); in ``guided`` mode the verdicts
         decide whether to ask at all, the reply is a program (``_ask_fix``) and a fix is kept only
-        when its verdicts match more public tests than the attempt's (else ``repair_rejected``)."""
+        when its verdicts match more public tests than the attempt's (else ``repair_rejected``); a
+        guided turn that kept no fix is asked again at the next turn when sampling (temperature > 0)."""
         if self.settings.turns == 0:
             return code, verdicts, 0, False
         started = time.monotonic()
         self.stage("repair", "started")
         guided = self.settings.repair == "guided"
+        # a guided turn without a fix kept leaves the attempt as it was; sampled, the next turn asks
+        # again (new replies); greedy, it would get the same replies, so the repair stops
+        retry = guided and self.settings.temperature > 0
         judged_by = "real execution" if self.settings.oracle else "simulation"
         asked, submitted = 0, False
         for turn in range(1, self.settings.turns + 1):
@@ -582,6 +586,8 @@ class _SolveJob(Job):
                       feedback=shown, parse_error=parsed.error, decided_by="model", **replies)  # fmt: skip
             if parsed.submitted or parsed.code is None:
                 submitted = parsed.submitted
+                if retry:
+                    continue
                 break
             fixed = (await self._judge_all({chosen: parsed.code}, turn=turn))[chosen]
             matched, before = sum(v.match for v in fixed), sum(v.match for v in verdicts)
@@ -589,6 +595,8 @@ class _SolveJob(Job):
                 self.emit("repair_rejected", turn=turn, matched=matched, attempt_matched=before,
                           public_tests=len(self.public), judged_by=judged_by,
                           reason=_not_kept(judged_by, matched, before, len(self.public)))  # fmt: skip
+                if retry:
+                    continue
                 break
             code, verdicts = parsed.code, fixed
             self.code_turn = turn

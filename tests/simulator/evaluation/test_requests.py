@@ -58,7 +58,8 @@ async def test_caching_client_replays_cached_text_to_on_delta(tmp_path: Path) ->
     result = await client.chat(
         MESSAGES, n=1, temperature=0.0, max_tokens=32, on_delta=lambda i, t: live.append((i, t))
     )
-    cached = await client.chat(
+    rerun = requester.client_for("p1")  # the same item in a resumed run
+    cached = await rerun.chat(
         MESSAGES, n=1, temperature=0.0, max_tokens=32, on_delta=lambda i, t: replayed.append((i, t))
     )
 
@@ -69,6 +70,24 @@ async def test_caching_client_replays_cached_text_to_on_delta(tmp_path: Path) ->
     assert requester.sent == 1 and requester.cached == 1 and len(server.requests) == 1
     assert (await client.model_info()).id == "fake-model"
     assert client.base_url == "http://fake-model/v1"
+
+
+@pytest.mark.asyncio
+async def test_a_request_made_again_for_an_item_gets_new_samples_and_a_rerun_replays_both(
+    tmp_path: Path,
+) -> None:
+    replies = iter(["first", "second"])
+    server = FakeModelServer(lambda body: next(replies))
+    requester = Requester(fake_client(server), RequestCache(tmp_path / "c.jsonl"))
+    await requester.learn_model()
+
+    async def ask_twice() -> list[str]:
+        client = requester.client_for("p1")  # one pipeline run: guided repair asks the same again
+        return [(await client.chat(MESSAGES, n=1, max_tokens=32)).choices[0].text for _ in range(2)]
+
+    assert await ask_twice() == ["first", "second"] and len(server.requests) == 2
+    assert await ask_twice() == ["first", "second"]  # resumed: both from the cache, in order
+    assert len(server.requests) == 2 and requester.cached == 2
 
 
 @pytest.mark.asyncio

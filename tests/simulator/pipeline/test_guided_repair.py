@@ -127,8 +127,8 @@ def test_a_fix_matching_more_public_tests_replaces_the_attempt() -> None:
 )
 def test_a_fix_matching_no_more_public_tests_is_not_kept(fix: str, matched: int) -> None:
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[fence(fix)])
-    events, server = guided(script, real=True)
-    assert len(repair_requests(server)) == 1  # the repair ends there
+    events, server = guided(script, real=True, turns=1)
+    assert len(repair_requests(server)) == 1
     assert of_type(events, "repair_turn")[0].payload["code"] == fix  # the fix was read and simulated
     assert len([v for v in of_type(events, "verdict") if v.payload["turn"] == 1]) == 2
     (rejected,) = [e.payload for e in of_type(events, "repair_rejected")]
@@ -157,9 +157,9 @@ def test_a_fix_matching_no_more_public_tests_is_not_kept(fix: str, matched: int)
         ("```#SUBMIT```", "no fenced ```python code block"),  # the paper's answer is no program here
     ],
 )
-def test_a_reply_without_a_new_program_ends_the_repair_and_keeps_the_attempt(reply: str, error: str) -> None:
+def test_a_reply_without_a_new_program_keeps_the_attempt(reply: str, error: str) -> None:
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[reply])
-    events, server = guided(script)
+    events, server = guided(script, turns=1)
     assert len(repair_requests(server)) == 1
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
     assert turn["code"] is None and turn["submitted"] is False and turn["fix"] is None
@@ -168,6 +168,26 @@ def test_a_reply_without_a_new_program_ends_the_repair_and_keeps_the_attempt(rep
     assert all(r["code"] is None and error in r["error"] for r in turn["replies"])
     assert [v for v in of_type(events, "verdict") if v.payload["turn"] == 1] == []
     assert events[-1].payload["code"] == WRONG_CODE and events[-1].payload["submitted"] is False
+
+
+def test_sampled_a_turn_without_a_fix_kept_is_asked_again_at_the_next_turn() -> None:
+    not_kept = fence("n = int(input())\nprint(n)\n")  # matches no public test: fewer than the attempt
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[WRONG, not_kept, RIGHT])
+    events, server = guided(script, turns=3, fixes=1)
+    assert len(repair_requests(server)) == 3  # the same request each turn, new samples
+    assert len({str(body["messages"]) for body in repair_requests(server)}) == 1
+    turns = [e.payload for e in of_type(events, "repair_turn")]
+    assert [(t["turn"], t["parse_error"]) for t in turns] == [(1, REPEATED), (2, None), (3, None)]
+    assert [e.payload["turn"] for e in of_type(events, "repair_rejected")] == [2]
+    finished = events[-1].payload
+    assert finished["code"] == RIGHT_CODE and finished["turns_used"] == 3
+
+
+def test_greedy_a_turn_without_a_fix_kept_ends_the_repair() -> None:
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[WRONG, RIGHT])
+    events, server = guided(script, turns=3, temperature=0.0)
+    assert len(repair_requests(server)) == 1  # asked again, the same replies would come back
+    assert events[-1].payload["code"] == WRONG_CODE and events[-1].payload["turns_used"] == 1
 
 
 def test_a_guided_turn_takes_the_first_reply_that_is_a_new_program_not_known_to_fail() -> None:
@@ -215,7 +235,7 @@ def test_at_temperature_zero_a_guided_turn_asks_for_one_reply() -> None:
 
 def test_an_empty_reply_still_streams_the_prefilled_fence() -> None:
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[solve.PREFILL])
-    events, _ = guided(script)
+    events, _ = guided(script, turns=1)
     assert [e.payload["text"] for e in of_type(events, "repair_delta")] == [solve.PREFILL]
     assert of_type(events, "repair_turn")[0].payload["text"] == solve.PREFILL
 

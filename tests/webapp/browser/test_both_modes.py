@@ -111,7 +111,7 @@ def test_a_run_streams_says_what_each_repair_turn_did_and_the_header_counts_it(s
     assert "1 + x" in page.locator("#repair-1-body").inner_text()
     no_program = page.locator('#repair-2-body [data-testid="repair-no-program"]')
     assert no_program.is_visible() and no_program.inner_text().startswith("No program in the reply")
-    assert "the repair stops here" in no_program.inner_text()
+    assert "the program stays as it was" in no_program.inner_text()
     skipped = page.locator('#repair-3-body [data-testid="repair-skipped"]')
     assert skipped.is_visible()
     assert skipped.inner_text() == "Not asked: turn 2 gave no program, so the repair stopped there."

@@ -95,7 +95,8 @@ def _solve_for_real(alice, monkeypatch, script: PipelineScript, **settings) -> R
 def test_a_guided_fix_not_kept_is_recorded_and_the_page_says_why(alice, client, monkeypatch):
     squares = "```python\nn = int(input())\nprint(n * n)\n```"  # 2 -> 4 right, 5 -> 25 wrong: as the attempt
     script = PipelineScript(solve=[WRONG], simulate=_perfect_simulator, repair=[squares])
-    run = _solve_for_real(alice, monkeypatch, script, k=1, turns=2)  # stored without "repair": guided
+    # stored without "repair": guided; greedy, so a fix not kept ends the repair (sampled, turn 2 asks again)
+    run = _solve_for_real(alice, monkeypatch, script, k=1, turns=2, temperature=0.0)
     assert run.pipeline_settings.repair == "guided"
     turn = RepairTurn.objects.get(run=run, turn=1)
     assert turn.code == "n = int(input())\nprint(n * n)\n" and turn.decided_by == "model"
