@@ -15,8 +15,9 @@ the web app persists and forwards them, the evaluation aggregates them. What hap
    simulated (or run, in oracle mode) on the public tests, labelled with its ``turn``.
    ``settings.repair`` says who decides: ``model``, the model's free reply (stops on ``#SUBMIT``);
    ``guided`` (the default), a program matching every public test is submitted without asking,
-   otherwise the solve request told what the attempt got wrong asks for a program, and a fix is kept
-   only when it matches more public tests than the attempt;
+   otherwise the solve request told what the attempt got wrong asks for ``fixes`` programs, the first
+   usable one is the fix, and it is kept only when it matches more public tests than the attempt
+   (sampling, a turn that kept none asks again at the next turn);
 5. execute (``real``): the final program on all tests, public and private, with a trace.
 
 Failures end the run with ``run_failed`` (server down, unknown model, no code at all); a prompt that

@@ -43,7 +43,8 @@ class RunSettings:
     every public test is submitted without asking; otherwise the solve request is sent again, told
     which public tests the attempt got wrong but not shown its code (``prompts.repair.fix_messages``;
     the reply is a program), and the fix replaces the attempt only when its verdicts match more
-    public tests than the attempt's did. With the paper's free reply the default model's repairs
+    public tests than the attempt's did; sampling (temperature > 0), a turn that kept no fix is
+    asked again at the next turn. With the paper's free reply the default model's repairs
     parsed as neither 65-74% of the time and broke passing programs; shown its attempt, it copied
     it (docs/results.md, "Issue 12").
 

@@ -73,9 +73,10 @@ REPAIR_HELP = (
 
 
 REPAIR_MODE_HELP = (
-    "Guided: the simulation decides whether to repair; the model writes a new program, told which "
+    "Guided: the simulation decides whether to repair; the model writes new programs, told which "
     "public tests the attempt got wrong; a fix is kept only if its simulation matches more public "
-    "tests. Model: the paper's scaffold, the model decides (#SUBMIT or a fix)."
+    "tests, and at a temperature above 0 a turn that kept none asks again at the next turn. Model: "
+    "the paper's scaffold, the model decides (#SUBMIT or a fix)."
 )
 FIXES_HELP = (
     "Guided repair samples this many replies in one request (one at temperature 0) and takes the first "
