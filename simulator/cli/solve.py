@@ -359,10 +359,10 @@ class _SolvePrinter(_RichPrinter):
             self.out.print(Panel(Syntax(p["code"].rstrip(), "python"), title=title, title_align="left"))
         else:
             self.out.print(f"repair turn {p['turn']}: [red]{escape(p['parse_error'])}[/]")
-        for reply in replies if len(replies) > 1 else []:
-            if reply["fix"] != p.get("fix"):
-                why = reply["error"] or "a new program, not needed: an earlier reply was taken"
-                self.out.print(f"  reply {reply['fix'] + 1}: {escape(why)}")
+        others = [r for r in replies if r["fix"] != p.get("fix")] if len(replies) > 1 else []
+        for reply in others:
+            why = reply["error"] or "a new program, not needed: an earlier reply was taken"
+            self.out.print(f"  reply {reply['fix'] + 1}: {escape(why)}")
 
     def _repair_rejected(self, event: Event) -> None:
         p = event.payload

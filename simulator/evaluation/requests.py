@@ -183,8 +183,9 @@ class CachingClient:
         # The same request made again (guided repair asking again after a fix it did not keep, two
         # identical programs simulated) gets its own cache entry, so its samples are new ones, as
         # they are when the web app sends it; the first time keeps the plain key.
-        again = self.asked.get(asked := json.dumps([list(messages), params], sort_keys=True), 0)
-        self.asked[asked] = again + 1
+        request = json.dumps([list(messages), params], sort_keys=True)
+        again = self.asked.get(request, 0)
+        self.asked[request] = again + 1
         item = f"{self.item}#{again}" if again else self.item
         reply = await self.requester.complete(item, messages, params, on_delta)
         choices = [

@@ -126,6 +126,33 @@ def test_solve_takes_the_repair_mode(model_server, capsys) -> None:
     assert info.value.code == 2
 
 
+def test_solve_prints_which_repair_reply_was_taken_and_why_not_the_others(
+    monkeypatch, capsys, tmp_path
+) -> None:
+    wrong = "```python\nn = int(input())\nprint(n + n)\n```"  # 2 -> 4 right, 3 -> 6 wrong
+    replies = [wrong, "I am not sure.", RIGHT]
+    server = FakeModelServer(PipelineScript(solve=[wrong], simulate=predict_for_real, repair=[replies]))
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
+        monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+        args = ["solve", str(SQUARE), "--k", "1", "--turns", "1", "--fixes", "3", "--seed", "1"]
+        assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "repair turn 1: new program (reply 3 of 3)" in out
+    assert "reply 1: the reply repeats the attempted code" in out
+    assert "reply 2: the reply (the inside of the prefilled code block) does not parse" in out
+    assert main(["solve", str(SQUARE), "--fixes", "0"]) == 2  # out of range: a usage error naming it
+    assert "--fixes: must be an integer from 1 to 16, not 0" in capsys.readouterr().err
+
+
+def predict_for_real(code: str, stdin: str) -> str:
+    """A model that simulates a stdin program correctly (trusted test programs only)."""
+    from tests.simulator.pipeline.pipeline_doubles import run_stdin
+
+    return f"[THOUGHT] t [/THOUGHT]\n<output>\n{run_stdin(code, stdin)}"
+
+
 def test_solve_exits_1_when_the_server_is_down(monkeypatch, capsys, tmp_path) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
