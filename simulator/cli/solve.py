@@ -67,8 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--fixes",
         type=int,
         default=RunSettings.fixes,
-        help="replies a guided repair turn samples (default %(default)s; one at temperature 0): the "
-        "first new program not known to fail is the fix",
+        help="replies a guided repair turn samples (default %(default)s; one at temperature 0): of the "
+        "new programs not known to fail, the one whose verdicts match the most public tests is the fix",
     )
     solve.add_argument(
         "--sims", type=int, default=RunSettings.sims, help="simulations per test, majority vote"
@@ -361,7 +361,12 @@ class _SolvePrinter(_RichPrinter):
             self.out.print(f"repair turn {p['turn']}: [red]{escape(p['parse_error'])}[/]")
         others = [r for r in replies if r["fix"] != p.get("fix")] if len(replies) > 1 else []
         for reply in others:
-            why = reply["error"] or "a new program, not needed: an earlier reply was taken"
+            matched = reply.get("matched")
+            why = reply["error"] or (
+                f"its verdicts matched {matched} of {len(self.problem.public_tests)} public tests"
+                if matched is not None
+                else "a new program, not judged: an earlier one matched every public test"
+            )
             self.out.print(f"  reply {reply['fix'] + 1}: {escape(why)}")
 
     def _repair_rejected(self, event: Event) -> None:

@@ -23,7 +23,7 @@ with no ``assert f(args) == value``) is skipped and listed in ``extra.unconverte
 (``repair_by_simulation``: submitted without a request) and by the model (``repair_asked``), and the
 fixes not kept (``repair_not_kept``); the ``repair`` parse failures count the turns asked for that
 gave neither ``#SUBMIT`` nor a new program, ``repair_reply`` each reply that is no new program (a
-guided turn samples ``--fixes`` replies at a temperature above 0, and takes the first usable one).
+guided turn samples ``--fixes`` replies at a temperature above 0, and takes the best judged one).
 ``extra.fixes`` says whether the model or the judge held repair back: every fix offered (a new program
 in any repair reply, taken or not) runs for real on the public tests; ``offered``, ``pass_public`` (of
 them, those passing every public test) and ``failing_with_a_passing_fix`` (problems whose initial

@@ -150,6 +150,18 @@ class _Verdict:
 
 
 @dataclass(frozen=True)
+class _Judged:
+    """A guided fix judged on the public tests, with the events that judging would have sent."""
+
+    verdicts: list[_Verdict]
+    events: list[tuple[str, dict[str, Any]]]
+
+    @property
+    def matched(self) -> int:
+        return sum(v.match for v in self.verdicts)
+
+
+@dataclass(frozen=True)
 class _Fix:
     """One reply to a guided repair request, read: ``known`` says why its new program cannot pass."""
 
@@ -577,9 +589,10 @@ class _SolveJob(Job):
                 submitted = True
                 break
             replies: dict[str, Any] = {}
+            judged: _Judged | None = None
             if guided:
                 wrong = [f for f, verdict in zip(feedback, verdicts, strict=True) if not verdict.match]
-                text, parsed, replies = await self._ask_fix(turn, code, wrong)
+                text, parsed, replies, judged = await self._ask_fix(turn, code, wrong, chosen)
             else:
                 text, parsed = await self._ask_repair(turn, code, feedback)
             asked += 1
@@ -590,7 +603,12 @@ class _SolveJob(Job):
                 if retry:
                     continue
                 break
-            fixed = (await self._judge_all({chosen: parsed.code}, turn=turn))[chosen]
+            if judged is not None:  # judged already, its events held back until now
+                for type, payload in judged.events:
+                    self.emit(type, **payload)
+                fixed = judged.verdicts
+            else:
+                fixed = (await self._judge_all({chosen: parsed.code}, turn=turn))[chosen]
             matched, before = sum(v.match for v in fixed), sum(v.match for v in verdicts)
             if guided and matched <= before:
                 self.emit("repair_rejected", turn=turn, matched=matched, attempt_matched=before,
@@ -620,18 +638,21 @@ class _SolveJob(Job):
         return text, parse_repair(text, code, self.problem.kind)
 
     async def _ask_fix(
-        self, turn: int, code: str, wrong: list[repair.Feedback]
-    ) -> tuple[str, RepairParse, dict[str, Any]]:
+        self, turn: int, code: str, wrong: list[repair.Feedback], candidate: int
+    ) -> tuple[str, RepairParse, dict[str, Any], _Judged | None]:
         """Guided mode: the solve request told which public tests the attempt got ``wrong``, without
         the attempt's code (``repair.fix_messages``), prefilled with the opening fence and stopped at
         the closing one (``solve.PREFILL``, ``solve.STOP``), so each reply is a program, read as a
         solve reply is (``solve.parse``). ``settings.fixes`` replies are sampled (one at temperature
-        0); the fix is the first that is a new program (``source.same_program``: test code added
+        0). A reply is usable when it is a new program (``source.same_program``: test code added
         after the function does not make one; the same program again is ``REPEATED``) not known to
-        fail (``static.cannot_pass``), else the first new program. Returns its text and parse, and
-        ``repair_turn``'s ``fix`` (its reply's index, None without one) and ``replies`` (every reply:
-        ``fix``, ``text``, ``code``, ``error``). The first reply streams, its prefill once at its
-        start, so the streamed text is a well-formed block."""
+        fail (``static.cannot_pass``). Several usable replies are each judged as ``candidate`` at
+        ``turn`` (``_judge_held``) and the one matching the most public tests is the fix (the first
+        of those tied); one is the fix unjudged; with none, the first new program, else no fix.
+        Returns the fix's text and parse, ``repair_turn``'s ``fix`` (its reply's index, None without
+        one) and ``replies`` (every reply: ``fix``, ``text``, ``code``, ``error``, ``matched``: public
+        tests its verdicts matched, None when not judged), and the fix's judgement when it was made
+        here. The first reply streams, its prefill once at its start (a well-formed block)."""
         begun = False
 
         def on_delta(index: int, text: str) -> None:
@@ -647,22 +668,45 @@ class _SolveJob(Job):
             messages = repair.fix_messages(self.problem, wrong)
             result = await self.chat(messages, n=n, stop=solve.STOP, on_delta=on_delta)
         except PromptTooLong as exc:
-            return "", RepairParse(submitted=False, error=f"prompt too long: {exc}"), {}
+            return "", RepairParse(submitted=False, error=f"prompt too long: {exc}"), {}, None
         if not begun:  # an empty reply: the prefill alone, so that the deltas still add up to the text
             on_delta(0, "")
         read = [self._read_fix(choice, code) for choice in result.choices]
         new = [r for r in read if r.parsed.code is not None]
-        chosen = next((r for r in new if r.known is None), (new or read)[0])
+        usable = [r for r in new if r.known is None]
+        judged = await self._judge_held(usable, candidate, turn) if len(usable) > 1 else {}
+        if judged:
+            chosen = max((r for r in usable if r.index in judged), key=lambda r: judged[r.index].matched)
+        else:
+            chosen = (usable or new or read)[0]
         replies = [
             {"fix": r.index, "text": r.text, "code": r.parsed.code,
-             "error": r.parsed.error or (f"known to fail: {r.known}" if r.known else None)}
+             "error": r.parsed.error or (f"known to fail: {r.known}" if r.known else None),
+             "matched": judged[r.index].matched if r.index in judged else None}
             for r in read
         ]  # fmt: skip
         parsed = chosen.parsed
         if parsed.code is None and len(read) > 1:
             parsed = RepairParse(submitted=False, error=f"none of the {len(read)} replies is a new program")
         fix = chosen.index if parsed.code is not None else None
-        return chosen.text, parsed, {"fix": fix, "replies": replies}
+        return chosen.text, parsed, {"fix": fix, "replies": replies}, judged.get(chosen.index)
+
+    async def _judge_held(self, fixes: list[_Fix], candidate: int, turn: int) -> dict[int, _Judged]:
+        """Each of ``fixes`` judged in turn on the public tests as ``candidate`` at ``turn``, with its
+        events held back (only the fix taken sends them); stops at one matching every public test."""
+        judged: dict[int, _Judged] = {}
+        emit = self.emit
+        for fix in fixes:
+            held: list[tuple[str, dict[str, Any]]] = []
+            self.emit = lambda type, **payload: held.append((type, payload))  # noqa: B023 (used in the loop)
+            try:
+                verdicts = (await self._judge_all({candidate: fix.parsed.code or ""}, turn=turn))[candidate]
+            finally:
+                self.emit = emit
+            judged[fix.index] = _Judged(verdicts, held)
+            if all(v.match for v in verdicts):
+                break
+        return judged
 
     def _read_fix(self, choice: Choice, attempt: str) -> _Fix:
         """One reply to the guided request: a new program, the attempt again (``REPEATED``) or none."""

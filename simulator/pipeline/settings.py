@@ -49,11 +49,10 @@ class RunSettings:
     it (docs/results.md, "Issue 12").
 
     ``fixes``: a guided turn samples this many replies in one request (one at temperature 0, where
-    they would all be the same) and keeps the first that is a new program not known to fail
-    (``static.cannot_pass``); only that one is simulated. One reply in five is no new program (the
-    attempt again, or code that does not parse), and simulation hardly tells a passing program
-    from a failing one (Best@4 by simulation against the expected random pick), so taking the first
-    usable reply costs little against judging them all (docs/results.md, "Issue 12")."""
+    they would all be the same); of the new programs not known to fail (``static.cannot_pass``),
+    the one whose verdicts match the most public tests is the fix. One reply in five is no new
+    program (the attempt again, or code that does not parse), and a turn's replies often hold a
+    passing program that is not the first (docs/results.md, "Issue 12")."""
 
     k: int = 4
     turns: int = 0

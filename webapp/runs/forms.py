@@ -79,8 +79,8 @@ REPAIR_MODE_HELP = (
     "the paper's scaffold, the model decides (#SUBMIT or a fix)."
 )
 FIXES_HELP = (
-    "Guided repair samples this many replies in one request (one at temperature 0) and takes the first "
-    "that is a new program not known to fail; only that one is simulated."
+    "Guided repair samples this many replies in one request (one at temperature 0); of the new "
+    "programs not known to fail, the one whose simulations match the most public tests is the fix."
 )
 REPAIR_LABELS = {"guided": "Guided", "model": "Model (the paper's scaffold)"}
 

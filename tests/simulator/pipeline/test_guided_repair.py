@@ -213,6 +213,35 @@ def test_a_guided_turn_takes_the_first_reply_that_is_a_new_program_not_known_to_
     assert events[-1].payload["code"] == RIGHT_CODE
 
 
+def test_several_usable_replies_are_judged_and_the_one_matching_most_is_taken() -> None:
+    none_right = "n = int(input())\nprint(n)\n"  # matches no public test
+    replies = [fence(none_right), fence(WRONG_CODE.replace("+ 2", "* 1 + 2")), RIGHT, fence(none_right + "#")]
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[replies])
+    events, _ = guided(script, turns=1, fixes=4)
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert turn["fix"] == 2 and turn["code"] == RIGHT_CODE
+    # judged in order until one matched every public test: the fourth reply was not judged
+    assert [r["matched"] for r in turn["replies"]] == [0, 1, 2, None]
+    # only the fix taken sends its events: its simulations and verdicts, after repair_turn
+    verdicts = [e for e in of_type(events, "verdict") if e.payload["turn"] == 1]
+    assert [(v.payload["candidate"], v.payload["match"]) for v in verdicts] == [(0, True), (0, True)]
+    sims = [e for e in of_type(events, "simulation_done") if e.payload["turn"] == 1]
+    assert len(sims) == 2  # the other judged replies' simulations are not sent
+    assert events.index(of_type(events, "repair_turn")[0]) < events.index(verdicts[0])
+    assert [e.seq for e in events] == list(range(len(events)))  # the held events numbered when sent
+    assert events[-1].payload["code"] == RIGHT_CODE
+
+
+def test_of_usable_replies_tied_the_first_is_taken_and_a_fix_no_better_is_not_kept() -> None:
+    none_right = "n = int(input())\nprint(n)\n"
+    replies = [fence(none_right), fence(none_right + "# again\nx = 1\n")]
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[replies])
+    events, _ = guided(script, turns=1, fixes=2)
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert turn["fix"] == 0 and [r["matched"] for r in turn["replies"]] == [0, 0]
+    assert len(of_type(events, "repair_rejected")) == 1 and events[-1].payload["code"] == WRONG_CODE
+
+
 def test_when_every_new_program_is_known_to_fail_the_first_is_taken_and_judged() -> None:
     first, second = "print(int(input()) +\n", "def f(a, a):\n    return a\n"
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[[fence(first), fence(second)]])

@@ -114,12 +114,19 @@ def test_a_guided_turn_shows_every_reply_and_which_was_taken_live_and_on_the_pag
     assert "Reply 2 of 3 was taken" in live
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
-    assert "Reply 2 of 3 was taken: the first new program not known to fail" in page
+    assert "Reply 2 of 3 was taken: the only new program not known to fail" in page
     assert page.count('data-testid="repair-reply"') == 3
     assert "the reply repeats the attempted code." in page
-    assert "A new program, not needed: an earlier reply was taken." in page
-    turn.replies[1]["error"] = "known to fail: add_one has no return"  # every new program known to fail
+    turn.replies[1]["matched"], turn.replies[2]["matched"] = 1, 0  # both judged: the better one taken
     turn.save(update_fields=["replies"])
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert (
+        "Reply 2 of 3 was taken: of the new programs not known to fail, the one whose verdicts matched"
+        in page
+    )
+    assert "Its verdicts matched 1 of the public tests." in page and "Its verdicts matched 0 of the" in page
+    turn.replies[1] = {**turn.replies[1], "matched": None, "error": "known to fail: add_one has no return"}
+    turn.save(update_fields=["replies"])  # every new program known to fail: the first taken
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert "Reply 2 of 3 was taken: the first new program (every one is known to fail)" in page
     assert "Taken (known to fail: add_one has no return)." in page
