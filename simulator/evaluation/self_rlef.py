@@ -174,9 +174,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     turns, mode = ctx.settings.turns, ctx.settings.repair
     temperature = ctx.settings.temperature if ctx.settings.temperature is not None else 0.0
 
-    async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
-        index, item, problem = entry
-        settings = RunSettings(
+    def settings_for(index: int) -> RunSettings:
+        return RunSettings(
             k=1,
             turns=turns,
             repair=mode,
@@ -188,6 +187,10 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             max_tokens=MAX_TOKENS,
             concurrency=ctx.settings.concurrency,
         )
+
+    async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
+        index, item, problem = entry
+        settings = settings_for(index)
         client = ctx.requester.client_for(item["id"])
         events = [
             event.to_dict()
@@ -259,7 +262,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     extra = {
         "turns": turns,
         "repair": mode,
-        "fixes_per_turn": ctx.settings.fixes if mode == "guided" and temperature > 0 else 1,
+        "fixes_per_turn": settings_for(0).fix_replies if mode == "guided" else 1,
         "fix_break": fix_break,
         "submitted": sum(r["submitted"] for r in records),
         "changed": sum(r["changed"] for r in records),

@@ -15,9 +15,9 @@ the web app persists and forwards them, the evaluation aggregates them. What hap
    simulated (or run, in oracle mode) on the public tests, labelled with its ``turn``.
    ``settings.repair`` says who decides: ``model``, the model's free reply (stops on ``#SUBMIT``);
    ``guided`` (the default), a program matching every public test is submitted without asking,
-   otherwise the solve request told what the attempt got wrong asks for ``fixes`` programs, the first
-   usable one is the fix, and it is kept only when it matches more public tests than the attempt
-   (sampling, a turn that kept none asks again at the next turn);
+   otherwise the solve request told what the attempt got wrong asks for ``fixes`` programs, the usable
+   one whose verdicts match the most public tests is the fix, and it is kept only when it matches
+   more public tests than the attempt (sampling, a turn that kept none asks again at the next turn);
 5. execute (``real``): the final program on all tests, public and private, with a trace.
 
 Failures end the run with ``run_failed`` (server down, unknown model, no code at all); a prompt that
@@ -663,10 +663,11 @@ class _SolveJob(Job):
                 begun, text = True, solve.PREFILL + text
             self.emit("repair_delta", turn=turn, text=text)
 
-        n = self.settings.fixes if self.settings.temperature > 0 else 1
         try:
             messages = repair.fix_messages(self.problem, wrong)
-            result = await self.chat(messages, n=n, stop=solve.STOP, on_delta=on_delta)
+            result = await self.chat(
+                messages, n=self.settings.fix_replies, stop=solve.STOP, on_delta=on_delta
+            )
         except PromptTooLong as exc:
             return "", RepairParse(submitted=False, error=f"prompt too long: {exc}"), {}, None
         if not begun:  # an empty reply: the prefill alone, so that the deltas still add up to the text

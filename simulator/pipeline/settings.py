@@ -90,6 +90,12 @@ class RunSettings:
         if self.model is not None and (not isinstance(self.model, str) or not self.model.strip()):
             raise SettingsError("model", "must be a non-empty string or null")
 
+    @property
+    def fix_replies(self) -> int:
+        """Replies a guided repair turn asks for: ``fixes`` when sampling, one at temperature 0 (the
+        others would be the same reply)."""
+        return self.fixes if self.temperature > 0 else 1
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

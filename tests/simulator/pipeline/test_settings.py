@@ -73,3 +73,8 @@ def test_from_dict_refuses_unknown_keys_and_non_objects() -> None:
         RunSettings.from_dict({"tempreature": 0.1})
     with pytest.raises(SettingsError):
         RunSettings.from_dict([1])
+
+
+def test_a_guided_turn_asks_for_fixes_replies_when_sampling_and_one_when_greedy() -> None:
+    assert RunSettings(fixes=3, temperature=0.8).fix_replies == 3
+    assert RunSettings(fixes=3, temperature=0.0).fix_replies == 1  # the others would be the same
