@@ -352,22 +352,15 @@ class _SolvePrinter(_RichPrinter):
                 f"(its {decided_by} matches every public test)"
             )
             return
-        replies = p.get("replies") or []  # guided turns: every reply sampled
+        replies = p.get("replies") or []  # guided turns: every reply sampled, each with its why
         if p["code"] is not None:
-            taken = f" (reply {p['fix'] + 1} of {len(replies)})" if len(replies) > 1 else ""
-            title = f"repair turn {p['turn']}: new program{taken}"
+            title = f"repair turn {p['turn']}: new program"
             self.out.print(Panel(Syntax(p["code"].rstrip(), "python"), title=title, title_align="left"))
         else:
             self.out.print(f"repair turn {p['turn']}: [red]{escape(p['parse_error'])}[/]")
-        others = [r for r in replies if r["fix"] != p.get("fix")] if len(replies) > 1 else []
-        for reply in others:
-            matched = reply.get("matched")
-            why = reply["error"] or (
-                f"its verdicts matched {matched} of {len(self.problem.public_tests)} public tests"
-                if matched is not None
-                else "a new program, not judged: an earlier one matched every public test"
-            )
-            self.out.print(f"  reply {reply['fix'] + 1}: {escape(why)}")
+        for reply in replies if len(replies) > 1 else []:
+            taken = "taken: " if reply["fix"] == p.get("fix") else ""
+            self.out.print(f"  reply {reply['fix'] + 1} of {len(replies)}: {taken}{escape(reply['why'])}")
 
     def _repair_rejected(self, event: Event) -> None:
         p = event.payload

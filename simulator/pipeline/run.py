@@ -266,11 +266,20 @@ class Job:
         return result
 
     async def simulate_samples(
-        self, code: str, kind: str, input: str, call: str | None, labels: dict[str, Any], narrate: bool
+        self,
+        code: str,
+        kind: str,
+        input: str,
+        call: str | None,
+        labels: dict[str, Any],
+        narrate: bool,
+        emit: Emit | None = None,
     ) -> tuple[list[str | None], list[str]]:
         """``sims`` simulations of one program on one input (one request); emits simulation_delta and
-        simulation_done with ``labels``; returns the predictions (None on parse failure) and texts.
-        ``narrate``: an NLEX, then the answer; else the answer at once (``simulate.answer_prefill``)."""
+        simulation_done with ``labels`` (to ``emit``, default the run's); returns the predictions (None
+        on parse failure) and texts. ``narrate``: an NLEX, then the answer; else the answer at once
+        (``simulate.answer_prefill``)."""
+        emit = emit or self.emit
         if kind == "call":
             assert call is not None
             messages, stop = simulate.call_messages(code, call), simulate.CALL_STOP
@@ -280,7 +289,7 @@ class Job:
         n = self.settings.sims
 
         def on_delta(sample: int, text: str) -> None:
-            self.emit("simulation_delta", **labels, sample=sample, text=text)
+            emit("simulation_delta", **labels, sample=sample, text=text)
 
         try:
             if narrate:
@@ -292,7 +301,7 @@ class Job:
                 replies = await self.answer(messages, range(n), stop, call, on_delta)
         except PromptTooLong as exc:
             for sample in range(n):
-                self.emit(
+                emit(
                     "simulation_done",
                     **labels,
                     sample=sample,
@@ -310,7 +319,7 @@ class Job:
                 error += " (the narration hit the token budget; the answer was then asked for at once)"
             else:
                 error = _noting_cut(error, cut)
-            self.emit(
+            emit(
                 "simulation_done",
                 **labels,
                 sample=sample,
@@ -476,18 +485,22 @@ class _SolveJob(Job):
 
     # -- 2. simulate (or run, in oracle mode) every program on every public test ----------------------
 
-    async def _judge_all(self, codes: dict[int, str], turn: int) -> dict[int, list[_Verdict]]:
+    async def _judge_all(
+        self, codes: dict[int, str], turn: int, emit: Emit | None = None
+    ) -> dict[int, list[_Verdict]]:
+        """Every program on every public test; the events go to ``emit`` (default the run's)."""
+        emit = emit or self.emit
         name = "execute" if self.settings.oracle else "simulate"
         started = time.monotonic()
-        self.stage(name, "started", turn=turn)
+        emit("stage", stage=name, state="started", turn=turn)
         results: dict[int, list[_Verdict]] = {c: [_Verdict(False, None)] * len(self.public) for c in codes}
         async with asyncio.TaskGroup() as group:
             for candidate, code in codes.items():
                 known = None if self.settings.oracle else cannot_pass(self.problem, code)  # once a program
                 for slot, (index, test) in enumerate(self.public):
-                    judging = self._judge(candidate, code, known, slot, index, test, turn, results)
+                    judging = self._judge(candidate, code, known, slot, index, test, turn, results, emit)
                     group.create_task(judging)
-        self.stage(name, "finished", turn=turn, seconds=_since(started))
+        emit("stage", stage=name, state="finished", turn=turn, seconds=_since(started))
         return results
 
     async def _judge(
@@ -500,6 +513,7 @@ class _SolveJob(Job):
         test: TestCase,
         turn: int,
         results: dict[int, list[_Verdict]],
+        emit: Emit,
     ) -> None:
         """One program on one public test: run (oracle mode), or judged from ``known`` (why it cannot
         pass, ``static.cannot_pass``) without a simulation, or simulated."""
@@ -508,9 +522,7 @@ class _SolveJob(Job):
         if self.settings.oracle:
             async with self.limit:
                 real = await self.real(program, test.output, None)
-            self.emit(
-                "verdict", **base, source="real", simulated=None, match=real.passed, real=real.to_dict()
-            )
+            emit("verdict", **base, source="real", simulated=None, match=real.passed, real=real.to_dict())
             results[candidate][slot] = _Verdict(real.passed, real.output)
             return
         if known is not None:  # known to fail without asking the model
@@ -518,13 +530,13 @@ class _SolveJob(Job):
             if self.settings.real:
                 async with self.limit:
                     checked["real"] = (await self.real(program, test.output, None)).to_dict()
-            self.emit("verdict", **checked, reason=known)
+            emit("verdict", **checked, reason=known)
             results[candidate][slot] = _Verdict(False, f"[not simulated] {known}")
             return
         labels = {"candidate": candidate, "test": index, "turn": turn}
         async with self.limit:
             predictions, texts = await self.simulate_samples(
-                code, self.problem.kind, test.input, program.call, labels, self.settings.narrate
+                code, self.problem.kind, test.input, program.call, labels, self.settings.narrate, emit
             )
         winner, tally = majority(self.problem.kind, predictions)
         match = problem_matches(self.problem, test.output, winner)
@@ -535,7 +547,7 @@ class _SolveJob(Job):
         if self.settings.real:
             async with self.limit:
                 payload["real"] = (await self.real(program, test.output, nlex or "")).to_dict()
-        self.emit("verdict", **payload)
+        emit("verdict", **payload)
         results[candidate][slot] = _Verdict(match, winner, nlex)
 
     # -- 3. select ---------------------------------------------------------------------------------
@@ -646,13 +658,14 @@ class _SolveJob(Job):
         solve reply is (``solve.parse``). ``settings.fixes`` replies are sampled (one at temperature
         0). A reply is usable when it is a new program (``source.same_program``: test code added
         after the function does not make one; the same program again is ``REPEATED``) not known to
-        fail (``static.cannot_pass``). Several usable replies are each judged as ``candidate`` at
+        fail (``static.cannot_pass``). Several usable replies are judged at once as ``candidate`` at
         ``turn`` (``_judge_held``) and the one matching the most public tests is the fix (the first
         of those tied); one is the fix unjudged; with none, the first new program, else no fix.
         Returns the fix's text and parse, ``repair_turn``'s ``fix`` (its reply's index, None without
         one) and ``replies`` (every reply: ``fix``, ``text``, ``code``, ``error``, ``matched``: public
-        tests its verdicts matched, None when not judged), and the fix's judgement when it was made
-        here. The first reply streams, its prefill once at its start (a well-formed block)."""
+        tests its verdicts matched, None when not judged; ``why``: why it was or was not the fix),
+        and the fix's judgement when it was made here. The first reply streams, its prefill once at
+        its start (a well-formed block)."""
         begun = False
 
         def on_delta(index: int, text: str) -> None:
@@ -680,10 +693,12 @@ class _SolveJob(Job):
             chosen = max((r for r in usable if r.index in judged), key=lambda r: judged[r.index].matched)
         else:
             chosen = (usable or new or read)[0]
+        public = len(self.public)
         replies = [
             {"fix": r.index, "text": r.text, "code": r.parsed.code,
              "error": r.parsed.error or (f"known to fail: {r.known}" if r.known else None),
-             "matched": judged[r.index].matched if r.index in judged else None}
+             "matched": judged[r.index].matched if r.index in judged else None,
+             "why": _why(r, judged.get(r.index), judged.get(chosen.index), r is chosen, public)}
             for r in read
         ]  # fmt: skip
         parsed = chosen.parsed
@@ -693,21 +708,21 @@ class _SolveJob(Job):
         return chosen.text, parsed, {"fix": fix, "replies": replies}, judged.get(chosen.index)
 
     async def _judge_held(self, fixes: list[_Fix], candidate: int, turn: int) -> dict[int, _Judged]:
-        """Each of ``fixes`` judged in turn on the public tests as ``candidate`` at ``turn``, with its
-        events held back (only the fix taken sends them); stops at one matching every public test."""
-        judged: dict[int, _Judged] = {}
-        emit = self.emit
-        for fix in fixes:
+        """Every one of ``fixes`` judged at once on the public tests as ``candidate`` at ``turn``, each
+        with its events held back (only the fix taken sends them)."""
+
+        async def one(fix: _Fix) -> _Judged:
             held: list[tuple[str, dict[str, Any]]] = []
-            self.emit = lambda type, **payload: held.append((type, payload))  # noqa: B023 (used in the loop)
-            try:
-                verdicts = (await self._judge_all({candidate: fix.parsed.code or ""}, turn=turn))[candidate]
-            finally:
-                self.emit = emit
-            judged[fix.index] = _Judged(verdicts, held)
-            if all(v.match for v in verdicts):
-                break
-        return judged
+            verdicts = await self._judge_all(
+                {candidate: fix.parsed.code or ""},
+                turn=turn,
+                emit=lambda type, **payload: held.append((type, payload)),
+            )
+            return _Judged(verdicts[candidate], held)
+
+        async with asyncio.TaskGroup() as group:
+            tasks = {fix.index: group.create_task(one(fix)) for fix in fixes}
+        return {index: task.result() for index, task in tasks.items()}
 
     def _read_fix(self, choice: Choice, attempt: str) -> _Fix:
         """One reply to the guided request: a new program, the attempt again (``REPEATED``) or none."""
@@ -760,6 +775,23 @@ def _winning_text(
         (t for t, p in zip(texts, predictions, strict=True) if p is not None and vote_key(kind, p) == key),
         None,
     )
+
+
+def _why(fix: _Fix, judged: _Judged | None, fix_judged: _Judged | None, taken: bool, public: int) -> str:
+    """One sentence on a guided repair reply: what it is, and why it was or was not the fix
+    (``fix_judged``: the judgement of the reply taken)."""
+    if fix.parsed.code is None:
+        return fix.parsed.error or "no program"
+    if fix.known is not None:
+        return f"known to fail: {fix.known}" + (" (as is every new program)" if taken else "")
+    if judged is None:
+        return "the only new program not known to fail"
+    matched = f"its verdicts matched {judged.matched} of {public} public tests"
+    if taken:
+        return f"{matched}, the most of the replies"
+    if fix_judged is not None and fix_judged.matched == judged.matched:
+        return f"{matched}, as many as the reply taken, which came first"
+    return matched
 
 
 def _noting_cut(error: str | None, cut: bool) -> str | None:

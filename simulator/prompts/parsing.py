@@ -34,6 +34,11 @@ _ANSWER_TAGS: tuple[tuple[str, str, AnswerForm], ...] = (
     ("<output>", "</output>", "stdout"),
 )
 
+# a line holding only one of the simulate prompts' tags: no program's output, the reply going on
+_PROMPT_TAG_LINE = re.compile(
+    r"^[ \t]*(?:\[/?(?:THOUGHT|ANSWER|PYTHON|OUTPUT)\]|</?(?:input|output)>)[ \t]*$", re.MULTILINE
+)
+
 
 @dataclass(frozen=True)
 class CodeParse:
@@ -98,6 +103,9 @@ def find_answer(text: str) -> AnswerSpan | None:
     if close < 0 and form == "call":  # a stray closing tag such as [/THOUGHT] ends the block too
         stray = text.find("[/", body_start)
         close = stray if stray >= 0 else -1
+    elif close < 0:  # so does a line that is one of the prompt's tags: `-1\n[/THOUGHT]\n<input>...`
+        stray_line = _PROMPT_TAG_LINE.search(text, body_start)
+        close = stray_line.start() if stray_line else -1
     closed = close >= 0 and text.startswith(closer, close)
     body_end = close if close >= 0 else len(text)
     end = close + len(closer) if closed else body_end

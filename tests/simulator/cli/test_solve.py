@@ -139,9 +139,10 @@ def test_solve_prints_which_repair_reply_was_taken_and_why_not_the_others(
         args = ["solve", str(SQUARE), "--k", "1", "--turns", "1", "--fixes", "3", "--seed", "1"]
         assert main(args) == 0
     out = capsys.readouterr().out
-    assert "repair turn 1: new program (reply 3 of 3)" in out
-    assert "reply 1: the reply repeats the attempted code" in out
-    assert "reply 2: the reply (the inside of the prefilled code block) does not parse" in out
+    assert "repair turn 1: new program" in out
+    assert "reply 1 of 3: the reply repeats the attempted code" in out
+    assert "reply 2 of 3: the reply (the inside of the prefilled code block) does not parse" in out
+    assert "reply 3 of 3: taken: the only new program not known to fail" in out
     assert main(["solve", str(SQUARE), "--fixes", "0"]) == 2  # out of range: a usage error naming it
     assert "--fixes: must be an integer from 1 to 16, not 0" in capsys.readouterr().err
 

@@ -204,6 +204,7 @@ def test_a_guided_turn_takes_the_first_reply_that_is_a_new_program_not_known_to_
     assert errors[0] == REPEATED and "does not parse" in errors[1]
     assert errors[2].startswith("known to fail: the program does not compile") and errors[3] == ""
     assert [r["code"] for r in turn["replies"]] == [None, None, not_compiling, RIGHT_CODE]
+    assert turn["replies"][3]["why"] == "the only new program not known to fail"
     # only the reply taken is simulated; only the first reply streams
     assert len([v for v in of_type(events, "verdict") if v.payload["turn"] == 1]) == 2
     assert (
@@ -220,8 +221,14 @@ def test_several_usable_replies_are_judged_and_the_one_matching_most_is_taken() 
     events, _ = guided(script, turns=1, fixes=4)
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
     assert turn["fix"] == 2 and turn["code"] == RIGHT_CODE
-    # judged in order until one matched every public test: the fourth reply was not judged
-    assert [r["matched"] for r in turn["replies"]] == [0, 1, 2, None]
+    # every usable reply judged, at once; the one matching the most taken
+    assert [r["matched"] for r in turn["replies"]] == [0, 1, 2, 0]
+    assert [r["why"] for r in turn["replies"]] == [
+        "its verdicts matched 0 of 2 public tests",
+        "its verdicts matched 1 of 2 public tests",
+        "its verdicts matched 2 of 2 public tests, the most of the replies",
+        "its verdicts matched 0 of 2 public tests",
+    ]
     # only the fix taken sends its events: its simulations and verdicts, after repair_turn
     verdicts = [e for e in of_type(events, "verdict") if e.payload["turn"] == 1]
     assert [(v.payload["candidate"], v.payload["match"]) for v in verdicts] == [(0, True), (0, True)]
@@ -239,6 +246,7 @@ def test_of_usable_replies_tied_the_first_is_taken_and_a_fix_no_better_is_not_ke
     events, _ = guided(script, turns=1, fixes=2)
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
     assert turn["fix"] == 0 and [r["matched"] for r in turn["replies"]] == [0, 0]
+    assert turn["replies"][1]["why"].endswith("as many as the reply taken, which came first")
     assert len(of_type(events, "repair_rejected")) == 1 and events[-1].payload["code"] == WRONG_CODE
 
 
@@ -248,6 +256,8 @@ def test_when_every_new_program_is_known_to_fail_the_first_is_taken_and_judged()
     events, _ = guided(script, turns=1, fixes=2)
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
     assert turn["fix"] == 1 and turn["code"] == second  # the first reply does not parse: no program
+    why = turn["replies"][1]["why"]
+    assert why.startswith("known to fail: the program does not compile") and why.endswith("new program)")
     verdicts = [v.payload for v in of_type(events, "verdict") if v.payload["turn"] == 1]
     assert [v["source"] for v in verdicts] == ["checked", "checked"]  # judged without a simulation
     assert len(of_type(events, "repair_rejected")) == 1 and events[-1].payload["code"] == WRONG_CODE

@@ -84,6 +84,10 @@ def test_stdin_answers_come_from_the_output_tags() -> None:
     assert parse_stdin_answer("[THOUGHT] t [/THOUGHT]\n<output>\n1\n2\n</output>").predicted == "1\n2\n"
     assert parse_stdin_answer("<output>\n5").predicted == "5\n"  # closing tag is the stop string
     assert parse_stdin_answer("<output></output>").predicted == ""
+    # shaped like the default model's reply to max-of-list in session 14: the value, then the tags again
+    went_on = "[THOUGHT]\n[/THOUGHT]\n<output>\n-1\n[/THOUGHT]\n<input>\n3\n1 5 2\n</input>\n"
+    assert parse_stdin_answer(went_on).predicted == "-1\n"
+    assert parse_stdin_answer("<output>\n[x]\n<b>\n[/x]\n").predicted == "[x]\n<b>\n[/x]\n"  # not tags
     missing = parse_stdin_answer("it prints 5")
     assert missing.predicted is None and "no <output>" in (missing.error or "")
 

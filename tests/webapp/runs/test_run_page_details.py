@@ -86,8 +86,9 @@ def test_a_program_known_to_fail_says_why_instead_of_a_simulation(client, alice,
 def test_a_guided_turn_shows_every_reply_and_which_was_taken_live_and_on_the_page(
     client, alice, bob, make_run
 ):
-    """A guided turn samples several replies and takes the first usable one: the streamed text (the
-    first reply) is replaced by the reply taken, and every reply says why it was or was not taken."""
+    """A guided turn samples several replies and takes the one judged best: the streamed text (the
+    first reply) is replaced by the reply taken, and every reply says why it was or was not taken
+    (its ``why``, the pipeline's sentence)."""
     from webapp.runs.record import apply_event
     from webapp.runs.render import render_event
 
@@ -98,9 +99,12 @@ def test_a_guided_turn_shows_every_reply_and_which_was_taken_live_and_on_the_pag
     fix = "def add_one(x):\n    return x + 1\n"
     replies = [
         {"fix": 0, "text": "```python\ndef add_one(x):\n    return x", "code": None,
-         "error": "the reply repeats the attempted code"},
-        {"fix": 1, "text": "```python\ndef add_one(x):\n    return x + 1", "code": fix, "error": None},
-        {"fix": 2, "text": "```python\ndef add_one(x):\n    return x + 2", "code": "...", "error": None},
+         "error": "the reply repeats the attempted code", "matched": None,
+         "why": "the reply repeats the attempted code"},
+        {"fix": 1, "text": "```python\ndef add_one(x):\n    return x + 1", "code": fix, "error": None,
+         "matched": 1, "why": "its verdicts matched 1 of 1 public tests, the most of the replies"},
+        {"fix": 2, "text": "```python\ndef add_one(x):\n    return x + 2", "code": "...", "error": None,
+         "matched": 0, "why": "its verdicts matched 0 of 1 public tests"},
     ]  # fmt: skip
     apply_event(run, "repair_delta", {"turn": 1, "text": replies[0]["text"]})
     payload = {"turn": 1, "submitted": False, "code": fix, "text": replies[1]["text"], "feedback": [],
@@ -114,22 +118,18 @@ def test_a_guided_turn_shows_every_reply_and_which_was_taken_live_and_on_the_pag
     assert "Reply 2 of 3 was taken" in live
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
-    assert "Reply 2 of 3 was taken: the only new program not known to fail" in page
+    assert (
+        "Reply 2 of 3 was taken: its verdicts matched 1 of 1 public tests, the most of the replies." in page
+    )
     assert page.count('data-testid="repair-reply"') == 3
-    assert "the reply repeats the attempted code." in page
-    turn.replies[1]["matched"], turn.replies[2]["matched"] = 1, 0  # both judged: the better one taken
+    assert '<li data-testid="repair-reply">the reply repeats the attempted code.' in page
+    assert (
+        "Taken: its verdicts matched 1 of 1" in page and ">its verdicts matched 0 of 1 public tests." in page
+    )
+    turn.replies = [{k: v for k, v in r.items() if k != "why"} for r in replies]  # a run saved before ``why``
     turn.save(update_fields=["replies"])
     page = client.get(f"/runs/{run.id}/").content.decode()
-    assert (
-        "Reply 2 of 3 was taken: of the new programs not known to fail, the one whose verdicts matched"
-        in page
-    )
-    assert "Its verdicts matched 1 of the public tests." in page and "Its verdicts matched 0 of the" in page
-    turn.replies[1] = {**turn.replies[1], "matched": None, "error": "known to fail: add_one has no return"}
-    turn.save(update_fields=["replies"])  # every new program known to fail: the first taken
-    page = client.get(f"/runs/{run.id}/").content.decode()
-    assert "Reply 2 of 3 was taken: the first new program (every one is known to fail)" in page
-    assert "Taken (known to fail: add_one has no return)." in page
+    assert "the reply repeats the attempted code." in page and "None." not in page
     client.force_login(bob)  # another user's private run: nothing of it
     assert client.get(f"/runs/{run.id}/").status_code == 404
     client.logout()
