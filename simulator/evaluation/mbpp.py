@@ -73,7 +73,11 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def solve_params(ctx: Context) -> dict[str, Any]:
     """The solve request's sampling parameters: the harness's, the app's budget and stop string."""
-    return {**ctx.sampling(max_tokens=SOLVE_MAX_TOKENS), "stop": list(solve.STOP)}
+    return {
+        **ctx.sampling(max_tokens=SOLVE_MAX_TOKENS),
+        "stop": list(solve.STOP),
+        "repetition_detection": solve.LOOP_STOP,
+    }
 
 
 def extract_code(completion: str) -> str:
@@ -241,6 +245,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "solve_parsed": fenced,
             "solve_tokens": reply.completion_tokens,
             "solve_cut": sum(reason == "length" for reason in finish),
+            "solve_looped": sum(reason == "repetition" for reason in finish),
             "simulations": len(sim_parsed),
             "simulations_unparsed": sim_parsed.count(False),
         }
@@ -286,6 +291,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         "cut_rate": cut_est.value,
         "cut_low": cut_est.low,
         "cut_high": cut_est.high,
+        "stopped_looping": sum(r.get("solve_looped", 0) for r in records),  # finish_reason "repetition"
         "max_tokens": SOLVE_MAX_TOKENS,
         "prompt": solve.VERSION,
     }
@@ -305,13 +311,20 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         },
         {
             "title": "Solve replies",
-            "header": ["replies", "completion tokens per candidate", "cut by the token limit", "95% CI"],
+            "header": [
+                "replies",
+                "completion tokens per candidate",
+                "cut by the token limit",
+                "95% CI",
+                "stopped looping",
+            ],
             "rows": [
                 [
                     replies,
                     f"{solve_cost['tokens_per_candidate']:.1f}",
                     f"{cut} ({cut_est.value:.3f})",
                     f"[{cut_est.low:.3f}, {cut_est.high:.3f}]",
+                    solve_cost["stopped_looping"],
                 ]
             ],
         },

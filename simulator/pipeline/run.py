@@ -246,6 +246,7 @@ class Job:
         stop: Sequence[str] | None = None,
         max_tokens: int | None = None,
         on_delta: Callable[[int, str], None],
+        repetition: dict[str, int] | None = None,
     ) -> ChatResult:
         self.requests += 1
         deltas = DeltaBuffer(on_delta)
@@ -259,6 +260,7 @@ class Job:
                 stop=stop,
                 model=self.model,
                 on_delta=deltas.add,
+                repetition=repetition,
             )
         finally:
             deltas.flush()
@@ -318,7 +320,7 @@ class Job:
             if error and forced:
                 error += " (the narration hit the token budget; the answer was then asked for at once)"
             else:
-                error = _noting_cut(error, cut)
+                error = _noting_cut(error, "length" if cut else None)
             emit(
                 "simulation_done",
                 **labels,
@@ -463,12 +465,16 @@ class _SolveJob(Job):
             self.emit("candidate_delta", candidate=index, text=text)
 
         result = await self.chat(
-            solve.messages(self.problem), n=self.settings.k, stop=solve.STOP, on_delta=on_delta
+            solve.messages(self.problem),
+            n=self.settings.k,
+            stop=solve.STOP,
+            on_delta=on_delta,
+            repetition=solve.LOOP_STOP,
         )
         codes: dict[int, str] = {}
         for choice in result.choices:
             parsed = solve.parse(choice.text)
-            error = _noting_cut(parsed.error, choice.finish_reason == "length")
+            error = _noting_cut(parsed.error, choice.finish_reason)
             self.emit(
                 "candidate_done",
                 candidate=choice.index,
@@ -679,7 +685,11 @@ class _SolveJob(Job):
         try:
             messages = repair.fix_messages(self.problem, wrong)
             result = await self.chat(
-                messages, n=self.settings.fix_replies, stop=solve.STOP, on_delta=on_delta
+                messages,
+                n=self.settings.fix_replies,
+                stop=solve.STOP,
+                on_delta=on_delta,
+                repetition=solve.LOOP_STOP,
             )
         except PromptTooLong as exc:
             return "", RepairParse(submitted=False, error=f"prompt too long: {exc}"), {}, None
@@ -729,7 +739,7 @@ class _SolveJob(Job):
         text, parsed = solve.PREFILL + choice.text, solve.parse(choice.text)
         if parsed.code is not None and same_program(parsed.code, attempt, self.problem.kind):
             return _Fix(choice.index, text, RepairParse(submitted=False, error=REPEATED), None)
-        error = _noting_cut(parsed.error, choice.finish_reason == "length")
+        error = _noting_cut(parsed.error, choice.finish_reason)
         known = cannot_pass(self.problem, parsed.code) if parsed.code is not None else None
         return _Fix(choice.index, text, RepairParse(submitted=False, code=parsed.code, error=error), known)
 
@@ -794,9 +804,14 @@ def _why(fix: _Fix, judged: _Judged | None, fix_judged: _Judged | None, taken: b
     return matched
 
 
-def _noting_cut(error: str | None, cut: bool) -> str | None:
-    """A reply's parse error, saying so when the reply was cut by its token budget."""
-    return f"{error} (the reply hit the token budget)" if error and cut else error
+def _noting_cut(error: str | None, finish_reason: str | None) -> str | None:
+    """A reply's parse error, saying so when the reply was cut by its token budget or stopped
+    looping (``solve.LOOP_STOP``)."""
+    why = {
+        "length": "the reply hit the token budget",
+        "repetition": "the reply repeated itself and was stopped",
+    }
+    return f"{error} ({why[finish_reason]})" if error and finish_reason in why else error
 
 
 def _not_kept(judged_by: str, matched: int, before: int, public: int) -> str:

@@ -32,6 +32,11 @@ _STDIN_EXAMPLE = (
 _STDIN_ANSWER = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 PREFILL = "```python\n"  # the assistant turn starts inside the code block
 STOP = ("\n```",)  # ... and the request ends at the block's closing fence
+# ... or where the code loops: vLLM's repetition detection (``SamplingParams.repetition_detection``,
+# finish_reason "repetition") ends a reply whose last 6 to 40 tokens came 8 times in a row, instead
+# of at the token budget (patterns shorter than 6 would stop a list literal such as [1, 1, 1, ...]);
+# on the default model's replies it stops only looping ones (docs/results.md, section 18)
+LOOP_STOP = {"min_pattern_size": 6, "max_pattern_size": 40, "min_count": 8}
 
 
 def messages(problem: Problem) -> list[dict[str, str]]:

@@ -224,7 +224,8 @@ class Candidate(models.Model):
     parse_error = models.TextField(blank=True)
     done = models.BooleanField(default=False)
     tokens = models.IntegerField(default=0)
-    finish_reason = models.CharField(max_length=20, blank=True)  # "length": the reply used its whole budget
+    # "length": the reply used its whole budget; "repetition": it looped and was stopped
+    finish_reason = models.CharField(max_length=20, blank=True)
     score = models.IntegerField(null=True, blank=True)
     selected = models.BooleanField(default=False)
 

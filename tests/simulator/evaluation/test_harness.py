@@ -335,9 +335,11 @@ async def test_mbpp_majority_vote_over_sims_and_replies_cut_by_the_limit(tmp_pat
     assert [c["sim_matches"] for c in only["candidates"]] == [0, 1]
     assert record["extra"]["sims"] == 3
 
-    # A candidate that runs past the 512-token budget (a "token" is 4 characters in the fake server).
-    long = "def triple(x):\n    return x * 3\n" + "# and so on\n" * 400
-    solves = {**MBPP_SOLVES, "triple": [wrong, long]}
+    # A candidate that loops is stopped there (the solve request sends solve.LOOP_STOP); one that
+    # runs past the 512-token budget without looping is cut (a "token" is 4 characters here).
+    looping = wrong + "\n" + "# and so on\n" * 400
+    long = "def triple(x):\n    return x * 3\n" + "".join(f"# step {i}\n" for i in range(400))
+    solves = {**MBPP_SOLVES, "triple": [looping, long]}
     server = FakeModelServer(_mbpp_responder())
     server.responder = lambda body: (
         solves["triple"] if body["messages"][0]["role"] == "system" else _mbpp_responder()(body)
@@ -347,8 +349,10 @@ async def test_mbpp_majority_vote_over_sims_and_replies_cut_by_the_limit(tmp_pat
         (mbpp.load, mbpp.evaluate),
         fake_client(server),
     )
-    assert cut["extra"]["solve"]["cut_by_limit"] == 1 and cut["extra"]["solve"]["cut_rate"] == 0.5
-    assert cut["extra"]["solve"]["tokens_per_candidate"] == pytest.approx((len(wrong) // 4 + 1 + 512) / 2)
+    solve_cost = cut["extra"]["solve"]
+    assert solve_cost["cut_by_limit"] == 1 and solve_cost["cut_rate"] == 0.5
+    assert solve_cost["stopped_looping"] == 1 and cut["items"][0]["solve_looped"] == 1
+    assert 512 / 2 < solve_cost["tokens_per_candidate"] < (512 + 96) / 2  # the loop stopped early
     assert cut["items"][0]["candidates"][1]["passed"]  # the cut reply's code still parses and runs
 
 

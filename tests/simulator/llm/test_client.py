@@ -92,6 +92,17 @@ def test_it_reports_truncation_by_the_token_budget() -> None:
     assert result.choices[0].finish_reason == "length"
 
 
+def test_it_asks_for_repetition_detection_and_reports_a_reply_stopped_by_it() -> None:
+    server = FakeModelServer(lambda body: "ab" * 5 + "xyz!" * 30, chunk_chars=1)
+    loop = {"min_pattern_size": 3, "max_pattern_size": 8, "min_count": 4}
+    result = chat(client_for(server), max_tokens=200, repetition=loop)
+    assert server.requests[0]["repetition_detection"] == loop
+    assert result.choices[0].finish_reason == "repetition"
+    assert result.choices[0].text == "ab" * 5 + "xyz!" * 4  # "abab..." is too short a pattern
+    plain = chat(client_for(server), max_tokens=200)
+    assert "repetition_detection" not in server.requests[1] and plain.choices[0].finish_reason == "stop"
+
+
 def test_it_retries_transient_errors_with_backoff() -> None:
     server = FakeModelServer(lambda body: "ok", failures=[503, 502])
     result = chat(client_for(server, retries=2))

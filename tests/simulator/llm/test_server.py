@@ -6,6 +6,7 @@ vLLM's API server) for the lifecycle. The ``vllm_server`` tests talk to the real
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -206,6 +207,30 @@ def test_real_server_answers_a_chat_completion_with_n_2(vllm_server) -> None:
     assert len(reply["choices"]) == 2
     assert all(c["message"]["content"] for c in reply["choices"])
     assert 0 < reply["usage"]["completion_tokens"] <= 32
+
+
+def test_real_server_stops_a_looping_reply_when_asked(vllm_server) -> None:
+    """vLLM's repetition detection (``solve.LOOP_STOP``), which the solve and fix requests send: a
+    reply prefilled with a loop goes on looping, and is stopped long before its budget."""
+    from simulator.llm.client import ChatClient
+    from simulator.prompts import solve
+
+    looping = [
+        {"role": "user", "content": "Write a Python program that prints 1 forever."},
+        {"role": "assistant", "content": solve.PREFILL + "print(1)\n" * 10},
+    ]
+
+    async def ask(repetition: dict[str, int] | None):
+        client = ChatClient(vllm_server.url, vllm_server.model_name)
+        result = await client.chat(
+            looping, temperature=0.0, max_tokens=200, stop=solve.STOP, repetition=repetition
+        )
+        return result.choices[0]
+
+    plain, stopped = asyncio.run(ask(None)), asyncio.run(ask(solve.LOOP_STOP))
+    assert plain.finish_reason == "length" and plain.deltas == 200
+    assert stopped.finish_reason == "repetition" and stopped.deltas < 100
+    assert plain.text.startswith(stopped.text)
 
 
 def test_real_server_streams(vllm_server) -> None:

@@ -15,7 +15,7 @@ from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
 from simulator.pipeline import EVENT_TYPES, FINAL_TYPES, Event, RunSettings, run
 from simulator.problem import Problem
-from simulator.prompts import simulate
+from simulator.prompts import simulate, solve
 from tests.simulator.pipeline.pipeline_doubles import (
     DOUBLE_PROBLEM,
     RIGHT,
@@ -300,7 +300,8 @@ def test_no_code_in_any_candidate_fails_the_run() -> None:
 
 def test_a_parse_error_says_when_the_reply_was_cut_by_its_budget() -> None:
     def errors(max_tokens: int) -> list[str]:
-        script = PipelineScript(solve="I cannot do that. " * 40, simulate=perfect_simulator)
+        prose = " ".join(f"I cannot do step {i}." for i in range(40))  # no loop to stop
+        script = PipelineScript(solve=prose, simulate=perfect_simulator)
         events = run_script(script, k=1, max_tokens=max_tokens)
         return [e.payload["parse_error"] for e in of_type(events, "candidate_done")]
 
@@ -308,6 +309,20 @@ def test_a_parse_error_says_when_the_reply_was_cut_by_its_budget() -> None:
     (whole,) = errors(4096)
     assert cut.endswith(" (the reply hit the token budget)")
     assert "token budget" not in whole and cut.startswith(whole)
+
+
+def test_code_requests_ask_vllm_to_stop_a_looping_reply_and_a_parse_error_says_so() -> None:
+    """The solve request carries ``solve.LOOP_STOP`` (the double ends a reply there as vLLM does);
+    simulations do not: an answer may repeat a value legitimately."""
+    script = PipelineScript(solve="Answer:\n" + "no code\n" * 100, simulate=perfect_simulator)
+    server = FakeModelServer(script)
+    events = run_script(script, server=server, k=1)
+    (done,) = [e.payload for e in of_type(events, "candidate_done")]
+    assert done["finish_reason"] == "repetition" and done["tokens"] < 60  # of 202
+    assert done["parse_error"].endswith(" (the reply repeated itself and was stopped)")
+    solve_body, *others = server.requests
+    assert solve_body["repetition_detection"] == solve.LOOP_STOP
+    assert others == [] or all("repetition_detection" not in body for body in others)
 
 
 def test_a_server_failure_mid_run_fails_it_cleanly() -> None:

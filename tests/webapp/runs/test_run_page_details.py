@@ -54,6 +54,11 @@ def test_budget_and_repair_turns_say_what_happened(client, alice, ended):
     client.force_login(alice)
     page = client.get(f"/runs/{ended.id}/").content.decode()
     assert 'data-testid="candidate-budget"' in page and "used its whole token budget" in page
+    assert 'data-testid="candidate-looped"' not in page
+    Candidate.objects.filter(run=ended).update(finish_reason="repetition", tokens=96)
+    looped = client.get(f"/runs/{ended.id}/").content.decode()
+    assert 'data-testid="candidate-budget"' not in looped and 'data-testid="candidate-looped"' in looped
+    assert "96 tokens: the reply began repeating itself and was stopped there" in looped
     assert 'data-testid="repair-no-program"' in page and "No program in the reply" in page
     assert "Diff against the previous program" not in page
     assert 'data-testid="repair-skipped"' in page and "turn 1 gave no program" in page
