@@ -53,11 +53,7 @@ def judge(problem: Problem, code: str | None) -> tuple[bool, bool]:
 
 
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
-    params = {
-        **ctx.sampling(max_tokens=MAX_TOKENS),
-        "stop": list(solve.STOP),
-        "repetition_detection": solve.LOOP_STOP,
-    }
+    params = {**ctx.sampling(max_tokens=MAX_TOKENS), **solve.request_ends()}
 
     async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
         _, record, problem = entry

@@ -72,12 +72,9 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def solve_params(ctx: Context) -> dict[str, Any]:
-    """The solve request's sampling parameters: the harness's, the app's budget and stop string."""
-    return {
-        **ctx.sampling(max_tokens=SOLVE_MAX_TOKENS),
-        "stop": list(solve.STOP),
-        "repetition_detection": solve.LOOP_STOP,
-    }
+    """The solve request's sampling parameters: the harness's, the app's budget and where a code
+    reply ends."""
+    return {**ctx.sampling(max_tokens=SOLVE_MAX_TOKENS), **solve.request_ends()}
 
 
 def extract_code(completion: str) -> str:
@@ -291,7 +288,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         "cut_rate": cut_est.value,
         "cut_low": cut_est.low,
         "cut_high": cut_est.high,
-        "stopped_looping": sum(r.get("solve_looped", 0) for r in records),  # finish_reason "repetition"
+        "stopped_looping": sum(r["solve_looped"] for r in records),  # finish_reason "repetition"
         "max_tokens": SOLVE_MAX_TOKENS,
         "prompt": solve.VERSION,
     }

@@ -33,7 +33,7 @@ import random
 import secrets
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -246,7 +246,7 @@ class Job:
         stop: Sequence[str] | None = None,
         max_tokens: int | None = None,
         on_delta: Callable[[int, str], None],
-        repetition: dict[str, int] | None = None,
+        repetition: Mapping[str, int] | None = None,
     ) -> ChatResult:
         self.requests += 1
         deltas = DeltaBuffer(on_delta)

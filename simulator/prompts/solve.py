@@ -15,6 +15,8 @@ collection) uses ``messages``, ``STOP`` and ``parse`` together.
 
 from __future__ import annotations
 
+from typing import Any
+
 from simulator.problem import Problem
 from simulator.prompts.parsing import CodeParse, extract_code
 
@@ -37,6 +39,12 @@ STOP = ("\n```",)  # ... and the request ends at the block's closing fence
 # of at the token budget (patterns shorter than 6 would stop a list literal such as [1, 1, 1, ...]);
 # on the default model's replies it stops only looping ones (docs/results.md, section 18)
 LOOP_STOP = {"min_pattern_size": 6, "max_pattern_size": 40, "min_count": 8}
+
+
+def request_ends() -> dict[str, Any]:
+    """``STOP`` and ``LOOP_STOP`` as a chat request's fields, for requests built as raw parameters
+    (the evaluations' solve requests)."""
+    return {"stop": list(STOP), "repetition_detection": dict(LOOP_STOP)}
 
 
 def messages(problem: Problem) -> list[dict[str, str]]:
