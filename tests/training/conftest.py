@@ -69,53 +69,9 @@ def sampler_double():
     return ScriptedSamplerDouble
 
 
-TINY_CORPUS = (
-    "def f(s):\n    return s.upper()\n[PYTHON] [/PYTHON] [THOUGHT] [/THOUGHT]\n"
-    "[ANSWER] assert f('ab') == 'AB' [/ANSWER]\n"
-    "Line 1: `for v in nums:`; now total = 3, acc = [1, 2]. <output>\n-1\n</output> <answer> <reasoning>\n"
-    "Execute the program step by step and complete the assertion with the literal value it returns.\n"
-)
-
-
-def build_tiny_model(path):
-    """A randomly initialised 2-layer Llama (hidden 64) with a byte-level BPE tokenizer of ~320 tokens,
-    saved as an HF folder: stands in for SmolLM2 so training tests run in seconds, offline."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    raw = Tokenizer(models.BPE())
-    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    raw.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=320,
-        special_tokens=["<|endoftext|>", "<|pad|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    raw.train_from_iterator([TINY_CORPUS] * 20, trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<|endoftext|>", pad_token="<|pad|>")
-    # a chat template, so vLLM can serve it (the chain test evaluates the exported folder)
-    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }}\n{% endfor %}"
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=1,  # head size 64: one vLLM's CPU attention supports
-        num_key_value_heads=1,
-        max_position_embeddings=4096,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.eos_token_id,
-        tie_word_embeddings=True,
-    )
-    LlamaForCausalLM(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
-
-
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
     pytest.importorskip("trl", reason="the train extra is not installed (pip install -e '.[train]')")
+    from training.smoke import build_tiny_model
+
     return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))

@@ -192,6 +192,8 @@ def run_grpo(
         "stopped_by_time_budget": result.global_step < config.max_steps,
         "seconds": round(seconds, 2),
         "steps_per_s": round(run_steps / seconds, 4) if seconds else None,
+        "device": str(trainer.args.device),  # where it trained: cuda:0 or cpu
+        "bf16": trainer.args.bf16,
         "rewards": [getattr(f, "__name__", type(f).__name__) for f in reward_funcs],
         "mean_reward_per_step": rewards,
         "vllm": vllm,

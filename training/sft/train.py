@@ -184,6 +184,8 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
         "stopped_by_time_budget": result.global_step < config.max_steps,
         "seconds": round(seconds, 2),
         "steps_per_s": round(run_steps / seconds, 4) if seconds else None,
+        "device": str(trainer.args.device),  # where it trained: cuda:0 or cpu
+        "bf16": trainer.args.bf16,
         "train_loss": result.training_loss,
         "fixed_examples": len(fixed),
         "completion_loss_before": before.value,
