@@ -78,6 +78,7 @@ def own_solve_examples(
             temperature=temperature,
             max_tokens=max_tokens,
             stop=solve.STOP,
+            repetition=solve.LOOP_STOP,
         )
         codes = [[c for r in texts if (c := solve.parse(r).code)] for texts in replies]
         jobs = [(item.problem, found) for (item, _), found in zip(part, codes, strict=True)]

@@ -10,6 +10,7 @@ conversations, prefill and stop strings) for the solve examples answered by its 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -50,11 +51,12 @@ class ServedModel:
         temperature: float,
         max_tokens: int,
         stop: tuple[str, ...] = (),
+        repetition: Mapping[str, int] | None = None,
     ) -> list[list[str]]:
         """``n`` replies to each conversation, in order; one that ends with an assistant turn is
-        continued (the solve request's prefilled fence), and ``stop`` ends a reply as the pipeline's
-        requests do."""
-        return asyncio.run(self._chat(conversations, n, temperature, max_tokens, stop))
+        continued (the solve request's prefilled fence), and ``stop`` and ``repetition`` (vLLM's
+        loop stop) end a reply as the pipeline's requests do."""
+        return asyncio.run(self._chat(conversations, n, temperature, max_tokens, stop, repetition))
 
     async def _chat(
         self,
@@ -63,6 +65,7 @@ class ServedModel:
         temperature: float,
         max_tokens: int,
         stop: tuple[str, ...],
+        repetition: Mapping[str, int] | None,
     ) -> list[list[str]]:
         from simulator.llm import ChatClient
 
@@ -78,6 +81,7 @@ class ServedModel:
                     top_p=self.top_p,
                     max_tokens=max_tokens,
                     stop=stop or None,
+                    repetition=repetition,
                 )
                 return [c.text for c in sorted(result.choices, key=lambda c: c.index)]
 
