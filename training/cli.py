@@ -214,7 +214,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         required=True,
         help="`execsim train evaluate --out` of the current one",
     )
-    pro.add_argument("--target", default="cruxeval-o", help="the task whose interval must be above zero")
+    pro.add_argument(
+        "--target",
+        default="cruxeval-o",
+        help="the task whose interval must be above zero: cruxeval-o, mbpp, or with a self-rlef/ "
+        "results folder, self-rlef or repair-replies",
+    )
     pro.add_argument("--dry-run", action="store_true", help="print the comparison and the verdict only")
     pro.set_defaults(handler=_promote)
 

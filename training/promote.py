@@ -5,9 +5,11 @@
         [--target cruxeval-o] [--dry-run]
 
 The two results folders are ``execsim train evaluate --out`` folders (``<task>/results.json``), the
-candidate's and the current checkpoint's, on the same dev data. Every task both hold is compared item
-by item with ``simulator.evaluation.paired.compare`` (candidate minus current, percentile bootstrap
-95% interval over items). The candidate is promoted when
+candidate's and the current checkpoint's, on the same dev data; an ``execsim eval self-rlef`` output
+copied in as ``self-rlef/results.json`` adds two tasks, ``self-rlef`` (the public test passes after
+repair) and ``repair-replies`` (the share of repair replies that are a new program). Every task both
+hold is compared item by item with ``simulator.evaluation.paired.compare`` (candidate minus current,
+percentile bootstrap 95% interval over items). The candidate is promoted when
 
 - the target task's interval lies above zero (``low > 0``), and
 - no other task's interval lies below zero (``high < 0``: a significant loss),
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simulator.evaluation.paired import PairedDifference, compare
+from simulator.evaluation.paired import REPAIR_REPLIES, PairedDifference, compare
 from simulator.llm.merge import ADAPTER_CONFIG
 
 RULE = (
@@ -67,6 +69,8 @@ def read_results(folder: Path) -> dict[str, dict[str, Any]]:
     for path in sorted(Path(folder).glob("*/results.json")):
         record = json.loads(path.read_text())
         records[str(record.get("task", path.parent.name))] = record
+        if record.get("task") == "self-rlef":
+            records[REPAIR_REPLIES] = record
     if not records:
         raise PromoteError(
             f"{folder} holds no <task>/results.json (an `execsim train evaluate --out` folder)"
@@ -92,7 +96,7 @@ def decide(
         problem = _data_problem(task, a, b)
         if problem:
             raise PromoteError(problem)
-        decision.differences[task] = compare(a, b)
+        decision.differences[task] = compare(a, b, measure=task if task == REPAIR_REPLIES else None)
         for name, record, weights in (("candidate", b, candidate_weights), ("current", a, current_weights)):
             served = (record.get("provenance") or {}).get("weights_sha256")
             if served and weights and served not in weights.values():
@@ -193,4 +197,5 @@ def _metric(task: str) -> str:
     """The headline metric's label, as ``train evaluate`` writes its rows."""
     from training.evaluate import TASKS
 
-    return TASKS[task][2] if task in TASKS else "pass@1"
+    labels = {"self-rlef": "public test passes after repair", REPAIR_REPLIES: "repair replies: a new program"}
+    return TASKS[task][2] if task in TASKS else labels.get(task, "pass@1")

@@ -172,7 +172,7 @@ async def run(
             "completion_tokens_sent": requester.completion_tokens,
         },
         "seconds": round(seconds, 3),
-        "provenance": provenance(settings, client, started),
+        "provenance": provenance(settings, client, started, requester.info.root if requester.info else None),
         "extra": result.extra,
         "histogram": result.histogram,
         "items": result.items,
@@ -181,13 +181,19 @@ async def run(
     return record
 
 
-def provenance(settings: EvalSettings, client: ChatClient, started: datetime) -> dict[str, Any]:
+def provenance(
+    settings: EvalSettings, client: ChatClient, started: datetime, root: str | None = None
+) -> dict[str, Any]:
+    """What produced the results. The weights are the folder the server names as its ``root`` when
+    that folder is on this machine (a candidate served under the default model's name is not the
+    default model), else the prepared default model's."""
     from simulator.llm.model_folder import file_sha256, served_weights_sha256
 
     return {
         "model": client.model,
         "model_url": client.base_url,
-        "weights_sha256": served_weights_sha256(client.model),
+        "model_root": root,
+        "weights_sha256": served_weights_sha256(client.model, root),
         "data": {"path": str(settings.data), "sha256": file_sha256(settings.data)},
         "settings": settings.to_dict(),
         "git_commit": _git_commit(),

@@ -69,9 +69,23 @@ class PairedDifference:
         )
 
 
-def item_scores(record: dict[str, Any]) -> dict[str, float]:
+REPAIR_REPLIES = "repair-replies"  # a measure of self-rlef results: see ``item_scores``
+
+
+def item_scores(record: dict[str, Any], measure: str | None = None) -> dict[str, float]:
     """Per-item pass@1 (``correct / n``) of a results.json record, keyed by item id; for self-rlef,
-    whether the program a run submitted passes its public tests (1 or 0), the score repair moves."""
+    whether the program a run submitted passes its public tests (1 or 0), the score repair moves, or
+    with ``measure`` ``REPAIR_REPLIES`` the share of the item's repair replies that are a new program
+    (the issue's "repair parse failures", per reply; items that sent no repair request left out)."""
+    if measure == REPAIR_REPLIES:
+        if record.get("task") != "self-rlef":
+            raise ValueError(f"{REPAIR_REPLIES} measures self-rlef results, not {record.get('task')!r}")
+        return {
+            str(item["id"]): 1 - failed / total
+            for item in record["items"]
+            for failed, total in [item["parse"]["repair_reply"]]
+            if total
+        }
     if record.get("task") == "self-rlef":
         return {str(item["id"]): float(bool(item["final"]["public"])) for item in record["items"]}
     return {str(item["id"]): item["correct"] / item["n"] for item in record["items"] if item.get("n")}
@@ -99,17 +113,20 @@ def paired_bootstrap(
     return sum(diffs) / n, low, high
 
 
-def compare(a: dict[str, Any], b: dict[str, Any], seed: int = 0) -> PairedDifference:
-    """Paired difference of two results.json records of the same task (B minus A)."""
+def compare(
+    a: dict[str, Any], b: dict[str, Any], seed: int = 0, measure: str | None = None
+) -> PairedDifference:
+    """Paired difference of two results.json records of the same task (B minus A), of their pass@1
+    or of ``measure`` (``item_scores``)."""
     if a.get("task") != b.get("task"):
         raise ValueError(f"different tasks: {a.get('task')!r} and {b.get('task')!r}")
-    scores_a, scores_b = item_scores(a), item_scores(b)
+    scores_a, scores_b = item_scores(a, measure), item_scores(b, measure)
     shared = sorted(scores_a.keys() & scores_b.keys())
     pairs = [(scores_a[i], scores_b[i]) for i in shared]
     value, low, high = paired_bootstrap(pairs, seed=seed)
     n = len(pairs)
     return PairedDifference(
-        task=str(a.get("task")),
+        task=measure or str(a.get("task")),
         value=value,
         low=low,
         high=high,

@@ -55,9 +55,11 @@ class FakeModelServer:
         chunk_chars: int = 4,
         failures: Sequence[int] = (),
         delay_s: float = 0.0,
+        root: str | None = None,
     ) -> None:
         self.responder = responder
         self.model = model
+        self.root = root or f"/fake/{model}"  # the folder it says it serves, as vLLM does
         self.max_model_len = max_model_len
         self.chunk_chars = chunk_chars
         self.failures = list(failures)
@@ -72,7 +74,7 @@ class FakeModelServer:
             "id": self.model,
             "object": "model",
             "owned_by": "test-double",
-            "root": f"/fake/{self.model}",
+            "root": self.root,
         }
         if self.max_model_len is not None:
             entry["max_model_len"] = self.max_model_len

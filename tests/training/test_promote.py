@@ -126,3 +126,44 @@ def test_other_data_or_a_non_dev_split_is_a_usage_error(folders, capsys, kwargs,
     results(folders / "eval-new", "cruxeval-o", 30, **kwargs)
     assert promote(folders) == EXIT_USAGE
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def repair_results(folder, replies_ok, public_after, *, weights=None):
+    """An ``eval self-rlef`` record as ``self-rlef/results.json``: items 0..N-1, each with 4 repair
+    replies of which ``replies_ok(i)`` are a new program, and passing its public test after repair
+    when ``i < public_after``."""
+    record = {
+        "task": "self-rlef",
+        "items": [
+            {
+                "id": str(i),
+                "parse": {"repair_reply": [4 - replies_ok(i), 4]},
+                "final": {"public": i < public_after},
+            }
+            for i in range(N)
+        ],
+        "provenance": {"data": {"path": "/bench/mbpp/sanitized-dev.jsonl", "sha256": "f" * 64},
+                       "weights_sha256": weights},
+    }  # fmt: skip
+    (folder / "self-rlef").mkdir(parents=True, exist_ok=True)
+    (folder / "self-rlef" / "results.json").write_text(json.dumps(record))
+
+
+@pytest.mark.parametrize("public_after, verdict", [(5, 0), (1, EXIT_FAILED)])
+def test_repair_replies_can_be_the_target_and_repair_itself_must_not_get_worse(
+    folders, capsys, public_after, verdict
+):
+    results(folders / "eval-old", "cruxeval-o", 6)
+    results(folders / "eval-new", "cruxeval-o", 6)
+    repair_results(folders / "eval-old", lambda i: 3 if i % 2 else 2, public_after=5)
+    repair_results(folders / "eval-new", lambda i: 4 if i % 4 else 3, public_after=public_after)
+    assert promote(folders, "--target", "repair-replies") == verdict
+    out = capsys.readouterr().out
+    assert "repair-replies n=40" in out and "self-rlef n=40" in out
+    assert ("PROMOTE" in out) == (verdict == 0)
+    if verdict:  # four fewer programs pass their public test after repair: a significant loss
+        assert "self-rlef: a significant loss" in out
+    else:
+        manifest = json.loads((folders / "current" / "manifest.json").read_text())
+        assert manifest["promotion"]["target"] == "repair-replies"
+        assert manifest["promotion"]["comparison"]["repair-replies"]["low"] > 0

@@ -63,6 +63,26 @@ def test_cache_key_changes_with_every_part_and_survives_a_torn_line(tmp_path: Pa
 
 
 @pytest.mark.asyncio
+async def test_provenance_names_the_weights_the_server_serves_not_the_default_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A candidate served under the default model's name (to reuse a run's request cache) is recorded
+    with its own weights, so the promotion gate can tell the two apart."""
+    monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+    default = tmp_path / "data" / "models" / "fake-model"
+    candidate = tmp_path / "candidate"
+    for folder, digest in ((default, "default111"), (candidate, "candidate222")):
+        folder.mkdir(parents=True)
+        (folder / "weights.sha256").write_text(f"{digest}  model.safetensors\n")
+    data = write_jsonl(tmp_path / "crux.jsonl", CRUX[:1])
+    for root, expected in ((str(candidate), "candidate222"), (None, "default111")):
+        server = FakeModelServer(table_responder({}, "[ANSWER]\nassert f(3) == 6"), root=root)
+        settings = EvalSettings(task="cruxeval-o", data=data, out=tmp_path / f"out-{expected}")
+        record = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(server))
+        assert record["provenance"]["weights_sha256"] == expected
+
+
+@pytest.mark.asyncio
 async def test_cruxeval_scores_by_value_counts_pass_at_k_and_resumes_without_resending(
     tmp_path: Path,
 ) -> None:
