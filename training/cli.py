@@ -131,6 +131,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     data.add_argument("--solve-samples", type=int, default=4, help="replies asked per problem (--solve-url)")
     data.add_argument(
+        "--fix-url",
+        help="answer the guided fix examples with the own replies of the model at this OpenAI-compatible "
+        "URL (programs that run on every test, passing ones first) instead of the original program",
+    )
+    data.add_argument(
+        "--fix-model", help="model name at --fix-url (default: EXECSIM_MODEL_NAME or the default)"
+    )
+    data.add_argument(
         "--solve-limit", type=int, help="ask at most this many problems, a seeded draw (--solve-url)"
     )
     data.set_defaults(handler=_data)
@@ -391,6 +399,7 @@ def _data(args: argparse.Namespace) -> int:
         write_jsonl,
     )
     from training.data.mix import (
+        OWN_FIX_SOURCE,
         OWN_SOLVE_SOURCE,
         MixError,
         card_markdown,
@@ -413,6 +422,10 @@ def _data(args: argparse.Namespace) -> int:
         raise UsageError("--submit-share must be in (0, 1); --repair-mutants and --repair-attempts >= 1")
     if args.solve_samples < 1 or (args.solve_limit is not None and args.solve_limit < 1):
         raise UsageError("--solve-samples and --solve-limit must be >= 1")
+    if args.fix_url and ("repair" not in kinds or args.repair_mode != "guided"):
+        raise UsageError(
+            "--fix-url answers guided fix examples: it needs --kinds repair and --repair-mode guided"
+        )
     try:
         refuse_benchmarks(args.programs)
         records = read(args.programs)
@@ -461,7 +474,8 @@ def _data(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     counts.update(sft=write_jsonl(args.out / "sft.jsonl", sft), rl=write_jsonl(args.out / "rl.jsonl", rl))
     counts["codegen"] = write_jsonl(args.out / "codegen.jsonl", codegen)
-    sources = {"solve": OWN_SOLVE_SOURCE} if args.solve_url and "solve" in kinds else None
+    sources = {"solve": OWN_SOLVE_SOURCE} if args.solve_url and "solve" in kinds else {}
+    sources |= {"repair": OWN_FIX_SOURCE} if args.fix_url else {}
     card = data_card(built=built, written=sft, shares=shares, seed=args.seed, details=counts, sources=sources)
     (args.out / "data-card.json").write_text(json.dumps(card, indent=2) + "\n")
     (args.out / "data-card.md").write_text(card_markdown(card))
@@ -490,7 +504,7 @@ def _repair_and_solve(
 ) -> dict[str, list[dict[str, Any]]]:
     """The repair and solve kinds, from the programs that pass every test in the sandbox."""
     from training.data.problems import passing
-    from training.data.repair import repair_examples
+    from training.data.repair import own_fix_examples, repair_examples
     from training.data.solve import own_solve_examples, solve_examples
 
     bar("sandbox-checked programs", 0, 1)
@@ -511,6 +525,12 @@ def _repair_and_solve(
         )
         counts["repair"]["decontaminated_against"] = len(index)
         counts["repair"]["mode"] = args.repair_mode
+        if args.fix_url:
+            from training.synth.sampler import ServedModel
+
+            built["repair"], counts["repair"]["own_fixes"] = own_fix_examples(
+                built["repair"], checked, ServedModel(args.fix_url, args.fix_model), progress=bar
+            )
         bar("repair examples", 1, 1)
     if "solve" in kinds and args.solve_url:
         import random

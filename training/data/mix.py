@@ -35,6 +35,14 @@ OWN_SOLVE_SOURCE = (
     "test in the sandbox (rejection sampling, training.data.solve.own_solve_examples)"
 )
 
+# train data --fix-url: the guided fix answers are the served model's own replies, not the original
+OWN_FIX_SOURCE = (
+    "guided fix requests (simulator.prompts.repair.fix_messages) on mutants of synthesised programs that "
+    "fail their public test in the sandbox, answered by a served model's own replies to that request: up "
+    "to two distinct programs a request that run without an error on every test, passing ones first "
+    "(training.data.repair.own_fix_examples)"
+)
+
 
 class MixError(ValueError):
     pass

@@ -15,6 +15,10 @@ Those are the paper's scaffold (``RunSettings.repair = "model"``: the model's fr
 (``repair.fix_messages``: the solve request told which public tests the attempt got wrong, without
 its code), answered by the original program alone (``training.data.solve.solve_completion``); it has
 fix examples only, since guided repair never asks about a program whose feedback matches.
+``own_fix_examples`` answers those guided requests with a served model's own replies instead (the
+programs among them that run without an error on every test, passing ones first): the model's own
+style of code, where the original program is the synthesiser's (docs/results.md, issue 12 sections
+19 and 20).
 
 The prompt is ``simulator.prompts.repair.messages`` with ``repair.Feedback`` built the way the pipeline
 builds it (``repair.feedback_input``, the expected output, ``real_output``: what the oracle mode puts in
@@ -28,8 +32,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from simulator.execution import RunPrograms
 from simulator.nlex.verify import shorten
@@ -42,6 +46,11 @@ from training.data.problems import Checked, TestRun, run_tests
 from training.data.solve import solve_completion
 from training.execution import run_programs
 from training.synth.normalize import fingerprint
+
+if TYPE_CHECKING:
+    from training.synth.sampler import ServedModel
+
+OWN_SOURCE = "own reply"
 
 SUBMIT_ANSWER = (
     "The output for the attempt matches the expected output on every test, so the code is correct.\n"
@@ -131,6 +140,72 @@ def repair_examples(
     rng.shuffle(examples)
     counts.update(fix=len(fixes), submit=len(submits))
     return examples, dict(sorted(counts.items()))
+
+
+def own_fix_examples(
+    examples: Sequence[dict[str, Any]],
+    checked: Sequence[Checked],
+    model: ServedModel,
+    *,
+    samples: int = 4,
+    per_request: int = 2,
+    max_prompt_chars: int = 1200,
+    temperature: float = 0.8,
+    max_tokens: int = 384,
+    batch: int = 64,
+    executor: RunPrograms = run_programs,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The guided fix ``examples`` (``repair_examples(mode="guided")``, prompts of at most
+    ``max_prompt_chars``) answered by ``model``'s own replies, sent as the pipeline sends the request:
+    of ``samples`` replies, up to ``per_request`` distinct programs that run without an error on
+    every test of the problem in the sandbox, those that pass every test first; and the counts.
+    Most such programs are wrong: what they teach is the reply's form in the model's own words."""
+    by_id = {item.record.id: item for item in checked}
+    asked = [e for e in examples if e["style"] == "fix" and len(e["prompt"]) <= max_prompt_chars]
+    counts: dict[str, Any] = {"model": model.name, "requests": len(asked), "samples": samples}
+    counts.update(replies=0, with_code=0, runs=0, passing=0, kept=0)
+    out = []
+    for start in range(0, len(asked), batch):
+        if progress:
+            progress("own fixes", start, len(asked))
+        part = asked[start : start + batch]
+        replies = model.chat(
+            [e["messages"] for e in part],
+            n=samples,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stop=solve.STOP,
+            repetition=solve.LOOP_STOP,
+        )
+        found = [[(t, c) for t in texts if (c := solve.parse(t).code)] for texts in replies]
+        jobs = [
+            (by_id[e["program_id"]].problem, [c for _, c in pairs])
+            for e, pairs in zip(part, found, strict=True)
+        ]
+        runs = run_tests(jobs, executor=executor)
+        for example, texts, pairs, per_code in zip(part, replies, found, runs, strict=True):
+            counts["replies"] += len(texts)
+            counts["with_code"] += len(pairs)
+            ran = [
+                (not all(t.passed for t in tests), text, code)
+                for (text, code), tests in zip(pairs, per_code, strict=True)
+                if all(t.status == "ok" for t in tests)
+            ]
+            counts["runs"] += len(ran)
+            counts["passing"] += sum(not failing for failing, _, _ in ran)
+            kept: dict[str, tuple[bool, str]] = {}
+            for failing, text, code in sorted(ran, key=lambda r: r[0]):  # passing first, else in order
+                if code not in kept and len(kept) < per_request:
+                    kept[code] = (failing, text)
+            for code, (failing, text) in kept.items():
+                source = f"{OWN_SOURCE}: {model.name}" + ("" if failing else ", passes every test")
+                answer = solve.PREFILL + text.strip("\n") + solve.STOP[0]
+                out.append({**example, "completion": answer, "fixed": code, "source": source})
+            counts["kept"] += len(kept)
+    if progress:
+        progress("own fixes", len(asked), len(asked))
+    return out, counts
 
 
 def _rejection(

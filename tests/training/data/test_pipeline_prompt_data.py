@@ -156,6 +156,49 @@ def test_own_solve_examples_keep_the_first_reply_that_passes_every_test():
         assert body["repetition_detection"] == solve.LOOP_STOP  # and at a loop
 
 
+# Own replies to guided fix requests (FakeModelServer again): junk, a program that raises, a wrong one
+# (twice), a right one; for p1 the right one is OWN_P1, for p2 every program is wrong.
+WRONG = "def f(*args):\n    return 0"
+
+
+def _fix_replies(body: dict) -> list[str]:
+    user = body["messages"][-2]["content"]
+    right = OWN_P1 if "f(nums, k)" in user else "def f(s):\n    return list(s)"
+    return ["[not sim] x", "def f(*args):\n    return 1 / 0", WRONG, WRONG + "\n", right]
+
+
+def test_own_fix_examples_keep_runnable_distinct_replies_passing_first():
+    from training.data.repair import own_fix_examples
+    from training.synth.sampler import ServedModel
+
+    checked, _ = passing(records())
+    guided, _ = repair_examples(checked, seed=1, mode="guided")
+    server = FakeModelServer(_fix_replies)
+    with server.serve() as url:
+        examples, counts = own_fix_examples(guided, checked, ServedModel(url, server.model), samples=5)
+    by_program: dict[str, list[str]] = {}
+    for example in examples:
+        assert example["completion"].startswith(solve.PREFILL) and example["completion"].endswith(
+            solve.STOP[0]
+        )
+        reply = example["completion"][len(solve.PREFILL) : -len(solve.STOP[0])]
+        assert solve.parse(reply).code.strip() == example["fixed"].strip()
+        by_program.setdefault(example["program_id"], []).append(example["fixed"].strip())
+    # p1: the passing reply first, then the wrong one once; the raising one and the junk never
+    assert by_program["p1"] == [OWN_P1, WRONG]
+    assert by_program["p2"] == [WRONG, "def f(s):\n    return list(s)"]  # both wrong: in reply order
+    assert [e["source"].endswith("passes every test") for e in examples] == [True, False, False, False]
+    assert counts | {"model": None} == {
+        "model": None, "requests": 2, "samples": 5, "replies": 10, "with_code": 8, "runs": 6,
+        "passing": 1, "kept": 4,
+    }  # fmt: skip
+    assert sorted(b["messages"][-2]["content"] for b in server.requests) == sorted(
+        e["prompt"] for e in guided
+    )
+    for body in server.requests:  # the pipeline's guided request, as it sends it
+        assert body["stop"] == list(solve.STOP) and body["repetition_detection"] == solve.LOOP_STOP
+
+
 def test_train_data_solve_url_writes_own_solutions_and_says_so(tmp_path, capsys):
     from simulator.cli import EXIT_FAILED, main
     from training.synth.pipeline import SynthConfig, synthesize, write
@@ -187,6 +230,35 @@ def test_train_data_solve_url_writes_own_solutions_and_says_so(tmp_path, capsys)
     err = capsys.readouterr().err
     assert "execsim train data:" in err and "127.0.0.1:9" in err
     assert not (tmp_path / "down" / "sft.jsonl").exists()
+
+
+def test_train_data_fix_url_answers_guided_fixes_with_own_replies_and_says_so(tmp_path):
+    from simulator.cli import EXIT_USAGE, main
+    from training.synth.pipeline import SynthConfig, synthesize, write
+
+    kept, card = synthesize(SynthConfig(programs=24, seed=5))
+    write(tmp_path / "synth", kept, card)
+    argv = [
+        "train",
+        "data",
+        "--programs",
+        str(tmp_path / "synth" / "programs.jsonl"),
+        "--fix-model",
+        "fake-model",
+    ]
+    server = FakeModelServer(lambda body: "def f(*args):\n    return 0")  # runs, and is wrong
+    with server.serve() as url:
+        assert (
+            main([*argv, "--kinds", "simulate", "--out", str(tmp_path / "x"), "--fix-url", url]) == EXIT_USAGE
+        )
+        assert main([*argv, "--kinds", "repair", "--out", str(tmp_path / "data"), "--fix-url", url]) == 0
+    data_card = json.loads((tmp_path / "data" / "data-card.json").read_text())
+    own = data_card["repair"]["own_fixes"]
+    assert own["requests"] == len(server.requests) > 0 and own["kept"] == own["requests"]  # one program each
+    assert "own replies" in data_card["kinds"]["repair"]["source"]
+    rows = [json.loads(line) for line in (tmp_path / "data" / "sft.jsonl").read_text().splitlines()]
+    assert len(rows) == own["kept"]
+    assert all(r["completion"] == solve.PREFILL + "def f(*args):\n    return 0" + solve.STOP[0] for r in rows)
 
 
 def _pipeline_requests(problem, solve_reply: str, **settings) -> list[dict]:
