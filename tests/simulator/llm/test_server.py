@@ -211,13 +211,14 @@ def test_real_server_answers_a_chat_completion_with_n_2(vllm_server) -> None:
 
 def test_real_server_stops_a_looping_reply_when_asked(vllm_server) -> None:
     """vLLM's repetition detection (``solve.LOOP_STOP``), which the solve and fix requests send: a
-    reply prefilled with a loop goes on looping, and is stopped long before its budget."""
+    reply prefilled with a long loop goes on looping, and is stopped long before its budget (ten lines
+    were not enough for the checkpoint trained on its own fix replies: it closed the block)."""
     from simulator.llm.client import ChatClient
     from simulator.prompts import solve
 
     looping = [
         {"role": "user", "content": "Write a Python program that prints 1 forever."},
-        {"role": "assistant", "content": solve.PREFILL + "print(1)\n" * 10},
+        {"role": "assistant", "content": solve.PREFILL + "print(1)\n" * 30},
     ]
 
     async def ask(repetition: dict[str, int] | None):

@@ -143,7 +143,7 @@ def test_repair_is_off_by_default_and_the_form_shows_its_measured_effect(client,
     client.force_login(alice)
     page = client.get(f"/problems/{problem.pk}/").content.decode()
     assert 'name="turns" value="0"' in page
-    assert "repair does not raise the dev score" in page and "docs/results.md" in page
+    assert "repair is not shown to raise the score on hidden tests" in page and "docs/results.md" in page
     assert "docs/results.md" in REPAIR_HELP
 
 
