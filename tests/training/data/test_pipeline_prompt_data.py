@@ -156,15 +156,17 @@ def test_own_solve_examples_keep_the_first_reply_that_passes_every_test():
         assert body["repetition_detection"] == solve.LOOP_STOP  # and at a loop
 
 
-# Own replies to guided fix requests (FakeModelServer again): junk, a program that raises, a wrong one
-# (twice), a right one; for p1 the right one is OWN_P1, for p2 every program is wrong.
-WRONG = "def f(*args):\n    return 0"
+# Own replies to guided fix requests (FakeModelServer again): junk, a program that raises, one that
+# answers 0 to every test, a wrong one (twice), a right one; for p1 the right one is OWN_P1, for p2
+# every program is wrong (and p2 has one test, so answering one value is not degenerate there).
+WRONG = "def f(*args):\n    return len(args[0])"
+CONSTANT = "def f(*args):\n    return 0"
 
 
 def _fix_replies(body: dict) -> list[str]:
     user = body["messages"][-2]["content"]
     right = OWN_P1 if "f(nums, k)" in user else "def f(s):\n    return list(s)"
-    return ["[not sim] x", "def f(*args):\n    return 1 / 0", WRONG, WRONG + "\n", right]
+    return ["[not sim] x", "def f(*args):\n    return 1 / 0", CONSTANT, WRONG, WRONG + "\n", right]
 
 
 def test_own_fix_examples_keep_runnable_distinct_replies_passing_first():
@@ -175,7 +177,7 @@ def test_own_fix_examples_keep_runnable_distinct_replies_passing_first():
     guided, _ = repair_examples(checked, seed=1, mode="guided")
     server = FakeModelServer(_fix_replies)
     with server.serve() as url:
-        examples, counts = own_fix_examples(guided, checked, ServedModel(url, server.model), samples=5)
+        examples, counts = own_fix_examples(guided, checked, ServedModel(url, server.model), samples=6)
     by_program: dict[str, list[str]] = {}
     for example in examples:
         assert example["completion"].startswith(solve.PREFILL) and example["completion"].endswith(
@@ -184,13 +186,13 @@ def test_own_fix_examples_keep_runnable_distinct_replies_passing_first():
         reply = example["completion"][len(solve.PREFILL) : -len(solve.STOP[0])]
         assert solve.parse(reply).code.strip() == example["fixed"].strip()
         by_program.setdefault(example["program_id"], []).append(example["fixed"].strip())
-    # p1: the passing reply first, then the wrong one once; the raising one and the junk never
+    # p1: the passing reply first, then the wrong one once; the constant, raising one and junk never
     assert by_program["p1"] == [OWN_P1, WRONG]
-    assert by_program["p2"] == [WRONG, "def f(s):\n    return list(s)"]  # both wrong: in reply order
+    assert by_program["p2"] == [CONSTANT, WRONG]  # all wrong: the first two distinct, in reply order
     assert [e["source"].endswith("passes every test") for e in examples] == [True, False, False, False]
     assert counts | {"model": None} == {
-        "model": None, "requests": 2, "samples": 5, "replies": 10, "with_code": 8, "runs": 6,
-        "passing": 1, "kept": 4,
+        "model": None, "requests": 2, "samples": 6, "replies": 12, "with_code": 10, "runs": 8,
+        "constant": 1, "passing": 1, "kept": 4,
     }  # fmt: skip
     assert sorted(b["messages"][-2]["content"] for b in server.requests) == sorted(
         e["prompt"] for e in guided
@@ -246,7 +248,7 @@ def test_train_data_fix_url_answers_guided_fixes_with_own_replies_and_says_so(tm
         "--fix-model",
         "fake-model",
     ]
-    server = FakeModelServer(lambda body: "def f(*args):\n    return 0")  # runs, and is wrong
+    server = FakeModelServer(lambda body: "def f(*args):\n    return repr(args)")  # runs, and is wrong
     with server.serve() as url:
         assert (
             main([*argv, "--kinds", "simulate", "--out", str(tmp_path / "x"), "--fix-url", url]) == EXIT_USAGE
@@ -258,7 +260,10 @@ def test_train_data_fix_url_answers_guided_fixes_with_own_replies_and_says_so(tm
     assert "own replies" in data_card["kinds"]["repair"]["source"]
     rows = [json.loads(line) for line in (tmp_path / "data" / "sft.jsonl").read_text().splitlines()]
     assert len(rows) == own["kept"]
-    assert all(r["completion"] == solve.PREFILL + "def f(*args):\n    return 0" + solve.STOP[0] for r in rows)
+    assert all(
+        r["completion"] == solve.PREFILL + "def f(*args):\n    return repr(args)" + solve.STOP[0]
+        for r in rows
+    )
 
 
 def _pipeline_requests(problem, solve_reply: str, **settings) -> list[dict]:
