@@ -43,7 +43,7 @@ from simulator.prompts import repair, solve
 from simulator.prompts.parsing import SUBMIT, parse_repair
 from training.data.mutations import Mutant, sample
 from training.data.problems import Checked, TestRun, run_tests
-from training.data.solve import solve_completion
+from training.data.solve import own_replies, solve_completion
 from training.execution import run_programs
 from training.synth.normalize import fingerprint
 
@@ -150,9 +150,6 @@ def own_fix_examples(
     samples: int = 4,
     per_request: int = 2,
     max_prompt_chars: int = 1200,
-    temperature: float = 0.8,
-    max_tokens: int = 384,
-    batch: int = 64,
     executor: RunPrograms = run_programs,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -167,52 +164,38 @@ def own_fix_examples(
     asked = [e for e in examples if e["style"] == "fix" and len(e["prompt"]) <= max_prompt_chars]
     counts: dict[str, Any] = {"model": model.name, "requests": len(asked), "samples": samples}
     counts.update(replies=0, with_code=0, runs=0, constant=0, passing=0, kept=0)
+    problems = [by_id[e["program_id"]].problem for e in asked]
+    replies = own_replies(
+        [(problem, e["messages"]) for problem, e in zip(problems, asked, strict=True)],
+        model,
+        samples=samples,
+        executor=executor,
+        progress=progress,
+        label="own fixes",
+    )
     out = []
-    for start in range(0, len(asked), batch):
-        if progress:
-            progress("own fixes", start, len(asked))
-        part = asked[start : start + batch]
-        replies = model.chat(
-            [e["messages"] for e in part],
-            n=samples,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            stop=solve.STOP,
-            repetition=solve.LOOP_STOP,
-        )
-        found = [[(t, c) for t in texts if (c := solve.parse(t).code)] for texts in replies]
-        jobs = [
-            (by_id[e["program_id"]].problem, [c for _, c in pairs])
-            for e, pairs in zip(part, found, strict=True)
-        ]
-        runs = run_tests(jobs, executor=executor)
-        for example, texts, pairs, per_code in zip(part, replies, found, runs, strict=True):
-            counts["replies"] += len(texts)
-            counts["with_code"] += len(pairs)
-            varied = len({t.output for t in by_id[example["program_id"]].problem.tests}) > 1
-            ran = [
-                (not all(t.passed for t in tests), text, code)
-                for (text, code), tests in zip(pairs, per_code, strict=True)
-                if all(t.status == "ok" for t in tests)
-            ]
-            counts["runs"] += len(ran)
-            if varied:  # one answer for tests that expect several (`return 0`): a degenerate program
-                constant = {code for (_, code), tests in zip(pairs, per_code, strict=True)
-                            if len({t.output for t in tests}) == 1}  # fmt: skip
-                counts["constant"] += sum(code in constant for _, _, code in ran)
-                ran = [r for r in ran if r[2] not in constant]
-            counts["passing"] += sum(not failing for failing, _, _ in ran)
-            kept: dict[str, tuple[bool, str]] = {}
-            for failing, text, code in sorted(ran, key=lambda r: r[0]):  # passing first, else in order
-                if code not in kept and len(kept) < per_request:
-                    kept[code] = (failing, text)
-            for code, (failing, text) in kept.items():
-                source = f"{OWN_SOURCE}: {model.name}" + ("" if failing else ", passes every test")
-                answer = solve.PREFILL + text.strip("\n") + solve.STOP[0]
-                out.append({**example, "completion": answer, "fixed": code, "source": source})
-            counts["kept"] += len(kept)
-    if progress:
-        progress("own fixes", len(asked), len(asked))
+    for example, problem, (texts, programs) in zip(asked, problems, replies, strict=True):
+        counts["replies"] += len(texts)
+        counts["with_code"] += len(programs)
+        varied = len({test.output for test in problem.tests}) > 1
+        usable = []  # (fails a test, reply, program)
+        for text, code, tests in programs:
+            if not all(t.status == "ok" for t in tests):
+                continue
+            counts["runs"] += 1
+            if varied and len({t.output for t in tests}) == 1:  # `return 0`: a degenerate program
+                counts["constant"] += 1
+                continue
+            usable.append((not all(t.passed for t in tests), text, code))
+        counts["passing"] += sum(not failing for failing, _, _ in usable)
+        kept: dict[str, tuple[bool, str]] = {}
+        for failing, text, code in sorted(usable, key=lambda r: r[0]):  # passing first, else in order
+            if code not in kept and len(kept) < per_request:
+                kept[code] = (failing, text)
+        for code, (failing, text) in kept.items():
+            source = f"{OWN_SOURCE}: {model.name}" + ("" if failing else ", passes every test")
+            out.append({**example, "completion": solve_completion(text), "fixed": code, "source": source})
+        counts["kept"] += len(kept)
     return out, counts
 
 

@@ -23,12 +23,13 @@ taught the solve prompt to narrate).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from simulator.execution import RunPrograms
+from simulator.problem import Problem
 from simulator.prompts import solve
-from training.data.problems import Checked, run_tests
+from training.data.problems import Checked, TestRun, run_tests
 from training.execution import run_programs
 
 if TYPE_CHECKING:
@@ -50,14 +51,47 @@ def solve_examples(checked: Sequence[Checked]) -> list[dict[str, Any]]:
     ]
 
 
-def own_solve_examples(
-    checked: Sequence[Checked],
+def own_replies(
+    requests: Sequence[tuple[Problem, list[dict[str, str]]]],
     model: ServedModel,
     *,
     samples: int = 4,
     temperature: float = 0.8,
     max_tokens: int = 384,
     batch: int = 64,
+    executor: RunPrograms = run_programs,
+    progress: Callable[[str, int, int], None] | None = None,
+    label: str = "own replies",
+) -> Iterator[tuple[list[str], list[tuple[str, str, list[TestRun]]]]]:
+    """For each (problem, messages) request in order, ``model``'s ``samples`` replies, sent as the
+    pipeline sends a solve-format request (prefilled fence, stop at the closing one, loop stop), and
+    the programs among them as (reply, program, every test of the problem run in the sandbox)."""
+    for start in range(0, len(requests), batch):
+        if progress:
+            progress(label, start, len(requests))
+        part = requests[start : start + batch]
+        replies = model.chat(
+            [messages for _, messages in part],
+            n=samples,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stop=solve.STOP,
+            repetition=solve.LOOP_STOP,
+        )
+        found = [[(t, c) for t in texts if (c := solve.parse(t).code)] for texts in replies]
+        jobs = [(problem, [c for _, c in pairs]) for (problem, _), pairs in zip(part, found, strict=True)]
+        runs = run_tests(jobs, executor=executor)
+        for texts, pairs, per_code in zip(replies, found, runs, strict=True):
+            yield texts, [(text, code, tests) for (text, code), tests in zip(pairs, per_code, strict=True)]
+    if progress:
+        progress(label, len(requests), len(requests))
+
+
+def own_solve_examples(
+    checked: Sequence[Checked],
+    model: ServedModel,
+    *,
+    samples: int = 4,
     executor: RunPrograms = run_programs,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -68,31 +102,18 @@ def own_solve_examples(
     counts: dict[str, Any] = {"model": model.name, "problems": len(asked), "samples": samples}
     counts.update(replies=0, with_code=0, passing=0, answered=0)
     examples = []
-    for start in range(0, len(asked), batch):
-        if progress:
-            progress("own solutions", start, len(asked))
-        part = asked[start : start + batch]
-        replies = model.chat(
-            [messages for _, messages in part],
-            n=samples,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            stop=solve.STOP,
-            repetition=solve.LOOP_STOP,
-        )
-        codes = [[c for r in texts if (c := solve.parse(r).code)] for texts in replies]
-        jobs = [(item.problem, found) for (item, _), found in zip(part, codes, strict=True)]
-        runs = run_tests(jobs, executor=executor)
-        for (item, messages), texts, found, per_code in zip(part, replies, codes, runs, strict=True):
-            counts["replies"] += len(texts)
-            counts["with_code"] += len(found)
-            passed = [c for c, tests in zip(found, per_code, strict=True) if all(t.passed for t in tests)]
-            counts["passing"] += len(passed)
-            if passed:
-                counts["answered"] += 1
-                examples.append(_example(item, messages, passed[0], f"{OWN_SOURCE}: {model.name}"))
-    if progress:
-        progress("own solutions", len(asked), len(asked))
+    requests = [(item.problem, messages) for item, messages in asked]
+    replies = own_replies(
+        requests, model, samples=samples, executor=executor, progress=progress, label="own solutions"
+    )
+    for (item, messages), (texts, programs) in zip(asked, replies, strict=True):
+        counts["replies"] += len(texts)
+        counts["with_code"] += len(programs)
+        passed = [code for _, code, tests in programs if all(t.passed for t in tests)]
+        counts["passing"] += len(passed)
+        if passed:
+            counts["answered"] += 1
+            examples.append(_example(item, messages, passed[0], f"{OWN_SOURCE}: {model.name}"))
     return examples, counts
 
 
