@@ -8,8 +8,9 @@ the web app persists and forwards them, the evaluation aggregates them. What hap
 2. simulate: every candidate x public test, concurrently (at most ``concurrency`` at a time), each
    ``sims`` samples from one request (majority vote); in oracle mode the programs run for real instead;
    with ``real`` each verdict also records the real output and the first NLEX claim the trace refutes;
-   a program known to fail without simulating it (``static.cannot_pass`` says which and why) is judged
-   so (``source: checked``) and not simulated;
+   a program known to fail without simulating it (``static.known_failure`` says which and why) is
+   judged so (``source: checked``) and not simulated; the repair prompt shows what a run of it would
+   show (the literal it returns, ``[runtime_error] NameError: ...``), as for a simulated output;
 3. select: most matching public tests wins, ties broken by a ``random.Random(seed)``;
 4. repair: up to ``turns`` turns of a repair request with the attempt's feedback; every new program is
    simulated (or run, in oracle mode) on the public tests, labelled with its ``turn``.
@@ -62,7 +63,7 @@ from simulator.pipeline.matching import majority, problem_matches, vote_key
 from simulator.pipeline.real_execution import in_page_order
 from simulator.pipeline.selection import best_of
 from simulator.pipeline.settings import RunSettings
-from simulator.pipeline.static import cannot_pass
+from simulator.pipeline.static import Failure, cannot_pass, known_failure
 from simulator.pipeline.stream import Emit, stream_events
 from simulator.problem import Problem, TestCase
 from simulator.prompts import repair, simulate, solve
@@ -502,7 +503,7 @@ class _SolveJob(Job):
         results: dict[int, list[_Verdict]] = {c: [_Verdict(False, None)] * len(self.public) for c in codes}
         async with asyncio.TaskGroup() as group:
             for candidate, code in codes.items():
-                known = None if self.settings.oracle else cannot_pass(self.problem, code)  # once a program
+                known = None if self.settings.oracle else known_failure(self.problem, code)  # once a program
                 for slot, (index, test) in enumerate(self.public):
                     judging = self._judge(candidate, code, known, slot, index, test, turn, results, emit)
                     group.create_task(judging)
@@ -513,7 +514,7 @@ class _SolveJob(Job):
         self,
         candidate: int,
         code: str,
-        known: str | None,
+        known: Failure | None,
         slot: int,
         index: int,
         test: TestCase,
@@ -522,7 +523,7 @@ class _SolveJob(Job):
         emit: Emit,
     ) -> None:
         """One program on one public test: run (oracle mode), or judged from ``known`` (why it cannot
-        pass, ``static.cannot_pass``) without a simulation, or simulated."""
+        pass, ``static.known_failure``) without a simulation, or simulated."""
         program = program_for(self.problem, code, test)
         base = {"candidate": candidate, "test": index, "turn": turn, "expected": test.output}
         if self.settings.oracle:
@@ -536,8 +537,8 @@ class _SolveJob(Job):
             if self.settings.real:
                 async with self.limit:
                     checked["real"] = (await self.real(program, test.output, None)).to_dict()
-            emit("verdict", **checked, reason=known)
-            results[candidate][slot] = _Verdict(False, f"[not simulated] {known}")
+            emit("verdict", **checked, reason=known.reason)
+            results[candidate][slot] = _Verdict(False, known.output)  # what a run would show
             return
         labels = {"candidate": candidate, "test": index, "turn": turn}
         async with self.limit:

@@ -26,6 +26,11 @@ star import) passes it; a name bound anywhere, at any depth, counts as bound eve
 generator expressions, generator functions, class bodies and annotations are not looked into; and
 stdin programs get only the parse and compile checks (one may print its answer and ``exit()`` before
 the failing line).
+
+``known_failure`` also says what a run of such a program would show (``Failure.output``), for the
+repair prompt: it used to read "returned [not simulated] twice takes (x), so ..." there, and the
+model copied ``[not simulated]`` into its fix (23% of guided fix replies to such attempts did not
+parse, against 5% for simulated ones; docs/results.md, Issue 12 section 21).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+from dataclasses import dataclass
 
 from simulator.compare import NOT_LITERAL, literal
 from simulator.nlex.verify import shorten
@@ -56,16 +62,32 @@ _BRANCHING = (
 )
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Why a program fails every public test, and what a run of it would show in place of the
+    expected output, in ``executor.real_output``'s form (``[runtime_error] NameError: ...``, the
+    literal it returns): the repair prompt shows that, as it shows a simulated or real output."""
+
+    reason: str
+    output: str
+
+
 def cannot_pass(problem: Problem, code: str) -> str | None:
     """Why ``code`` fails every public test of ``problem`` without being run, or None when it may pass."""
+    failure = known_failure(problem, code)
+    return None if failure is None else failure.reason
+
+
+def known_failure(problem: Problem, code: str) -> Failure | None:
+    """``cannot_pass`` with the output a run would show."""
     try:
         tree = parse_python(code)
     except SyntaxError as exc:
-        return f"the program does not parse: {explain_syntax_error(code, exc)}"
+        return Failure(f"the program does not parse: {explain_syntax_error(code, exc)}", _syntax(exc))
     try:
         check_compiles(tree)
     except SyntaxError as exc:
-        return f"the program does not compile: {explain_syntax_error(code, exc)}"
+        return Failure(f"the program does not compile: {explain_syntax_error(code, exc)}", _syntax(exc))
     name = problem.entry_point
     if problem.kind != "call" or not name or hasattr(builtins, name):
         return None
@@ -73,31 +95,44 @@ def cannot_pass(problem: Problem, code: str) -> str | None:
     if _DYNAMIC & bound or "*" in bound:
         return None
     if name not in bound:
-        return f"the program does not define {name}, which the tests call"
+        missing = _name_error(name, 1)  # raised by the test's call, line 1 of its own expression
+        return Failure(f"the program does not define {name}, which the tests call", missing)
     never = "{0.id} is never defined (line {0.lineno}): "
     if found := _unbound_load(tree.body, bound):
-        return never.format(found) + "the program raises NameError as it loads"
+        reason = never.format(found) + "the program raises NameError as it loads"
+        return Failure(reason, _name_error(found.id, found.lineno))
     entry = _only_plain_def(tree, name)
     if entry is None:
         return None
     if found := _unbound_load(entry.body, bound):
-        return never.format(found) + f"{name} raises NameError on every call"
+        reason = never.format(found) + f"{name} raises NameError on every call"
+        return Failure(reason, _name_error(found.id, found.lineno))
     if (refused := _refused_call(entry, problem)) is not None:
-        return f"{name}{refused}"
+        return refused
 
     def unexpected(value: str) -> bool:
         return not any(problem_matches(problem, t.output, value) for t in problem.public_tests)
 
     returned = _returned_literal(entry)
     if returned is not None and unexpected(returned):
-        return f"{name} returns {shorten(returned, 40)} on every call, which no public test expects"
+        reason = f"{name} returns {shorten(returned, 40)} on every call, which no public test expects"
+        return Failure(reason, returned)
     if _returns_nothing(entry) and unexpected("None"):
-        return f"{name} has no return with a value (it returns None), which no public test expects"
+        reason = f"{name} has no return with a value (it returns None), which no public test expects"
+        return Failure(reason, "None")
     return None
 
 
-def _refused_call(entry: ast.FunctionDef, problem: Problem) -> str | None:
-    """Why Python refuses every public test's call of ``entry`` (`` takes (n), so f(3, 4) raises
+def _syntax(exc: SyntaxError) -> str:
+    return f"[syntax_error] SyntaxError: {exc.msg} (line {exc.lineno})"
+
+
+def _name_error(name: str, line: int) -> str:
+    return f"[runtime_error] NameError: name '{name}' is not defined (line {line})"
+
+
+def _refused_call(entry: ast.FunctionDef, problem: Problem) -> Failure | None:
+    """Why Python refuses every public test's call of ``entry`` (``f takes (n), so f(3, 4) raises
     TypeError: ...``), or None when one of them may bind (or one's arguments are unpacked)."""
     signature = _signature(entry.args)
     reasons = []
@@ -116,10 +151,13 @@ def _refused_call(entry: ast.FunctionDef, problem: Problem) -> str | None:
         try:
             signature.bind(*parsed.args, **{k.arg: k.value for k in parsed.keywords if k.arg})
         except TypeError as exc:
-            reasons.append(f"{shorten(call, 60)} raises TypeError: {exc}")
+            reasons.append((f"{shorten(call, 60)} raises TypeError: {exc}", f"TypeError: {exc}"))
             continue
         return None
-    return f" takes {_shown(signature)}, so {reasons[0]}" if reasons else None
+    if not reasons:
+        return None
+    said, error = reasons[0]
+    return Failure(f"{entry.name} takes {_shown(signature)}, so {said}", f"[runtime_error] {error}")
 
 
 def _signature(args: ast.arguments) -> inspect.Signature:

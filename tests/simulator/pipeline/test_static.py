@@ -3,10 +3,13 @@ so: it is never simulated, never selected over a program that may pass, never ke
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from simulator.llm.testing import FakeModelServer, PipelineScript
-from simulator.pipeline.static import cannot_pass
+from simulator.pipeline.executor import LocalExecutor, program_for, real_output
+from simulator.pipeline.static import cannot_pass, known_failure
 from simulator.problem import Problem
 from simulator.prompts import kind_of
 from tests.simulator.pipeline.pipeline_doubles import (
@@ -286,18 +289,46 @@ def test_a_fix_that_cannot_pass_is_not_kept_however_its_simulation_reads() -> No
     assert events[-1].payload["code"] == wrong
 
 
-def test_the_repair_feedback_of_a_program_that_cannot_pass_says_why() -> None:
+def test_the_repair_feedback_of_a_program_that_cannot_pass_shows_what_a_run_shows() -> None:
     script = PipelineScript(
         solve=fence(ASSERT_ONLY), simulate=claims_the_expected_value, repair=[fence(RIGHT)]
     )
     server = FakeModelServer(script)
     events = run_script(script, problem=CALL_PROBLEM, k=1, turns=1, seed=0, server=server)
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
-    assert (
-        turn["feedback"][0]["output"]
-        == "[not simulated] the program does not define twice, which the tests call"
-    )
+    shown = "[runtime_error] NameError: name 'twice' is not defined (line 1)"
+    assert [f["output"] for f in turn["feedback"]] == [shown, shown]
+    (request,) = [b for b in server.requests if kind_of(b["messages"]) == "repair"]
+    asked = request["messages"][-2]["content"]  # the user turn, before the prefilled fence
+    assert f"returned {shown} for twice(1)" in asked and "not simulated" not in asked
     assert events[-1].payload["code"] == RIGHT and events[-1].payload["passed_public_simulated"] == 2
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        ASSERT_ONLY,
+        "def twice(x):\n    return 0\n",
+        "def twice(x):\n    return 'two'\n",
+        "def twice(x):\n    print(2 * x)\n",
+        "def twice(x):\n    return [y]\n",
+        RIGHT + "assert twice(data) == 2\n",
+        "def twice(x:\n    return x\n",
+        "def twice(x, x):\n    return 2 * x\n",
+    ],
+)
+def test_a_known_failure_shows_the_output_a_real_run_shows(code: str) -> None:
+    """What the repair prompt is told in place of a simulation is what the sandbox really prints."""
+    failure = known_failure(CALL, code)
+    test = CALL.public_tests[0]
+    result = asyncio.run(LocalExecutor().execute(program_for(CALL, code, test), trace=False))
+    assert failure is not None and failure.output == real_output(CALL.kind, result)
+
+
+def test_a_refused_call_shows_its_type_error() -> None:
+    failure = known_failure(CALL, "def twice():\n    return 2\n")
+    assert failure is not None
+    assert failure.output == "[runtime_error] TypeError: too many positional arguments"
 
 
 def test_no_reference_solution_of_the_dev_splits_is_judged_unable_to_pass() -> None:
