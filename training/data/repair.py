@@ -157,14 +157,19 @@ def own_fix_examples(
     ``max_prompt_chars``) answered by ``model``'s own replies, sent as the pipeline sends the request:
     of ``samples`` replies, up to ``per_request`` distinct programs that run without an error on
     every test of the problem in the sandbox, those that pass every test first; and the counts.
-    Most such programs are wrong: what they teach is the reply's form in the model's own words. A
-    program that gives one answer to tests expecting several (``return 0``) is left out: a fifth of
-    the committed checkpoint's examples were such, and it writes them three times as often."""
+    Most such programs are wrong: what they teach is the reply's form in the model's own words. Left
+    out: a program that gives one answer to tests expecting several (``return 0``: a fifth of the
+    first own-fix checkpoint's examples were such, and it writes them three times as often), and one
+    that gives again the wrong answers the request names (``attempt_again``: the request asks for a
+    different program, and a quarter of that checkpoint's empty-handed fix replies were the attempt)."""
     by_id = {item.record.id: item for item in checked}
     asked = [e for e in examples if e["style"] == "fix" and len(e["prompt"]) <= max_prompt_chars]
     counts: dict[str, Any] = {"model": model.name, "requests": len(asked), "samples": samples}
-    counts.update(replies=0, with_code=0, runs=0, constant=0, passing=0, kept=0)
+    counts.update(replies=0, with_code=0, runs=0, constant=0, attempt_again=0, passing=0, kept=0)
     problems = [by_id[e["program_id"]].problem for e in asked]
+    attempts = run_tests(
+        [(p, [e["attempt"]]) for p, e in zip(problems, asked, strict=True)], executor=executor
+    )
     replies = own_replies(
         [(problem, e["messages"]) for problem, e in zip(problems, asked, strict=True)],
         model,
@@ -174,10 +179,16 @@ def own_fix_examples(
         label="own fixes",
     )
     out = []
-    for example, problem, (texts, programs) in zip(asked, problems, replies, strict=True):
+    for example, problem, [attempt], (texts, programs) in zip(
+        asked, problems, attempts, replies, strict=True
+    ):
         counts["replies"] += len(texts)
         counts["with_code"] += len(programs)
         varied = len({test.output for test in problem.tests}) > 1
+        named = [  # the public tests the request says the attempt got wrong, and what it gave
+            (i, run.output) for i, (test, run) in enumerate(zip(problem.tests, attempt, strict=True))
+            if test.public and not run.passed
+        ]  # fmt: skip
         usable = []  # (fails a test, reply, program)
         for text, code, tests in programs:
             if not all(t.status == "ok" for t in tests):
@@ -185,6 +196,9 @@ def own_fix_examples(
             counts["runs"] += 1
             if varied and len({t.output for t in tests}) == 1:  # `return 0`: a degenerate program
                 counts["constant"] += 1
+                continue
+            if named and all(tests[i].output == output for i, output in named):
+                counts["attempt_again"] += 1
                 continue
             usable.append((not all(t.passed for t in tests), text, code))
         counts["passing"] += sum(not failing for failing, _, _ in usable)

@@ -157,7 +157,7 @@ def test_own_solve_examples_keep_the_first_reply_that_passes_every_test():
 
 
 # Own replies to guided fix requests (FakeModelServer again): junk, a program that raises, one that
-# answers 0 to every test, a wrong one (twice), a right one; for p1 the right one is OWN_P1, for p2
+# answers 0 to every test, a wrong one (twice), a right one (and in the test, the attempt again); for p1 the right one is OWN_P1, for p2
 # every program is wrong (and p2 has one test, so answering one value is not degenerate there).
 WRONG = "def f(*args):\n    return len(args[0])"
 CONSTANT = "def f(*args):\n    return 0"
@@ -175,9 +175,14 @@ def test_own_fix_examples_keep_runnable_distinct_replies_passing_first():
 
     checked, _ = passing(records())
     guided, _ = repair_examples(checked, seed=1, mode="guided")
-    server = FakeModelServer(_fix_replies)
+    attempt_of = {e["prompt"]: e["attempt"] for e in guided}  # the mutant each request was made from
+
+    def replies(body: dict) -> list[str]:  # first, the attempt again: the wrong answers it names
+        return [attempt_of[body["messages"][-2]["content"]], *_fix_replies(body)]
+
+    server = FakeModelServer(replies)
     with server.serve() as url:
-        examples, counts = own_fix_examples(guided, checked, ServedModel(url, server.model), samples=6)
+        examples, counts = own_fix_examples(guided, checked, ServedModel(url, server.model), samples=7)
     by_program: dict[str, list[str]] = {}
     for example in examples:
         assert example["completion"].startswith(solve.PREFILL) and example["completion"].endswith(
@@ -191,8 +196,8 @@ def test_own_fix_examples_keep_runnable_distinct_replies_passing_first():
     assert by_program["p2"] == [CONSTANT, WRONG]  # all wrong: the first two distinct, in reply order
     assert [e["source"].endswith("passes every test") for e in examples] == [True, False, False, False]
     assert counts | {"model": None} == {
-        "model": None, "requests": 2, "samples": 6, "replies": 12, "with_code": 10, "runs": 8,
-        "constant": 1, "passing": 1, "kept": 4,
+        "model": None, "requests": 2, "samples": 7, "replies": 14, "with_code": 12, "runs": 10,
+        "constant": 1, "attempt_again": 2, "passing": 1, "kept": 4,
     }  # fmt: skip
     assert sorted(b["messages"][-2]["content"] for b in server.requests) == sorted(
         e["prompt"] for e in guided
