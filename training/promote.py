@@ -6,10 +6,10 @@
 
 The two results folders are ``execsim train evaluate --out`` folders (``<task>/results.json``), the
 candidate's and the current checkpoint's, on the same dev data; an ``execsim eval self-rlef`` output
-copied in as ``self-rlef/results.json`` adds two tasks, ``self-rlef`` (the public test passes after
-repair) and ``repair-replies`` (the share of repair replies that are a new program). Every task both
-hold is compared item by item with ``simulator.evaluation.paired.compare`` (candidate minus current,
-percentile bootstrap 95% interval over items). The candidate is promoted when
+copied in as ``self-rlef/results.json`` adds two tasks, ``self-rlef`` (every test, public and
+private, passes after repair) and ``repair-replies`` (the share of repair replies that are a new
+program). Every task both hold is compared item by item with ``simulator.evaluation.paired.compare``
+(candidate minus current, percentile bootstrap 95% interval over items). The candidate is promoted when
 
 - the target task's interval lies above zero (``low > 0``), and
 - no other task's interval lies below zero (``high < 0``: a significant loss),
@@ -197,5 +197,5 @@ def _metric(task: str) -> str:
     """The headline metric's label, as ``train evaluate`` writes its rows."""
     from training.evaluate import TASKS
 
-    labels = {"self-rlef": "public test passes after repair", REPAIR_REPLIES: "repair replies: a new program"}
+    labels = {"self-rlef": "every test passes after repair", REPAIR_REPLIES: "repair replies: a new program"}
     return TASKS[task][2] if task in TASKS else labels.get(task, "pass@1")

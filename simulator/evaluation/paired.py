@@ -74,9 +74,11 @@ REPAIR_REPLIES = "repair-replies"  # a measure of self-rlef results: see ``item_
 
 def item_scores(record: dict[str, Any], measure: str | None = None) -> dict[str, float]:
     """Per-item pass@1 (``correct / n``) of a results.json record, keyed by item id; for self-rlef,
-    whether the program a run submitted passes its public tests (1 or 0), the score repair moves, or
-    with ``measure`` ``REPAIR_REPLIES`` the share of the item's repair replies that are a new program
-    (the issue's "repair parse failures", per reply; items that sent no repair request left out)."""
+    whether the program a run submitted passes every test, public and private (1 or 0: the public
+    test alone rewards a function that returns its expected value, which the model learned to write),
+    or with ``measure`` ``REPAIR_REPLIES`` the share of the item's repair replies that are a new
+    program (the issue's "repair parse failures", per reply; items that sent no repair request left
+    out)."""
     if measure == REPAIR_REPLIES:
         if record.get("task") != "self-rlef":
             raise ValueError(f"{REPAIR_REPLIES} measures self-rlef results, not {record.get('task')!r}")
@@ -87,7 +89,12 @@ def item_scores(record: dict[str, Any], measure: str | None = None) -> dict[str,
             if total
         }
     if record.get("task") == "self-rlef":
-        return {str(item["id"]): float(bool(item["final"]["public"])) for item in record["items"]}
+        return {
+            str(item["id"]): float(
+                bool(item["final"]["public"]) and item["final"].get("private") is not False
+            )
+            for item in record["items"]
+        }
     return {str(item["id"]): item["correct"] / item["n"] for item in record["items"] if item.get("n")}
 
 

@@ -14,6 +14,12 @@ A program fails every public test, whatever a simulation says, when
 - a call problem's function has no ``return`` with a value (it returns None, or raises) and no public
   test expects None.
 
+One more is taken for wrong although it may pass a public test: a call problem's function with
+parameters that returns the same literal whatever its arguments (``return 6``, ``return 7 if s ==
+'x' else 7``): the test's answer written in, not computed. The model writes them as fixes: told that
+a test expects 6, it returns 6; 14 of 14 and 16 of 16 public-test "fixes" of two repair runs were
+such, and none passed the private tests (docs/results.md, Issue 12 section 21).
+
 The default model writes all six: guided "fixes" that were the test's own ``assert`` line alone,
 test code after its function such as ``assert div_list(list1, list2) == [4.0, 2.5, 2.0]`` with
 ``list1`` defined nowhere, ``return 0`` above ``assert count_reverse_pairs([...]) == 2``. Its
@@ -117,6 +123,9 @@ def known_failure(problem: Problem, code: str) -> Failure | None:
     if returned is not None and unexpected(returned):
         reason = f"{name} returns {shorten(returned, 40)} on every call, which no public test expects"
         return Failure(reason, returned)
+    if (constant := _hard_coded(entry)) is not None:
+        reason = f"{name} returns {shorten(constant, 40)} whatever its arguments: written in, not computed"
+        return Failure(reason, constant)
     if _returns_nothing(entry) and unexpected("None"):
         reason = f"{name} has no return with a value (it returns None), which no public test expects"
         return Failure(reason, "None")
@@ -208,6 +217,41 @@ def _returned_literal(entry: ast.FunctionDef) -> str | None:
         return None
     value = literal(body[0].value)
     return None if value is NOT_LITERAL else repr(value)
+
+
+def _hard_coded(entry: ast.FunctionDef) -> str | None:
+    """The value (``repr``) that a function with parameters returns whatever its arguments, or None:
+    it returns a literal at once, or every ``return`` in its own body gives the same literal (or a
+    conditional expression of it, ``7 if s == 'a' else 7``) and its body ends with one."""
+    args = entry.args
+    if not (args.posonlyargs or args.args or args.kwonlyargs or args.vararg or args.kwarg):
+        return None
+    if (at_once := _returned_literal(entry)) is not None:
+        return at_once
+    if not entry.body or not isinstance(entry.body[-1], ast.Return):
+        return None
+    values: set[str] = set()
+    stack: list[ast.AST] = list(entry.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Return):
+            leaves, branches = [], [node.value]
+            while branches:
+                expr = branches.pop()
+                if isinstance(expr, ast.IfExp):
+                    branches += [expr.body, expr.orelse]
+                else:
+                    leaves.append(expr)
+            for leaf in leaves:
+                value = NOT_LITERAL if leaf is None else literal(leaf)
+                if value is NOT_LITERAL:
+                    return None
+                values.add(repr(value))
+            continue
+        stack += ast.iter_child_nodes(node)
+    return values.pop() if len(values) == 1 else None
 
 
 def _unbound_load(body: list[ast.stmt], bound: set[str]) -> ast.Name | None:

@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from simulator.compare import NOT_LITERAL, literal, same_value
 from simulator.problem import Problem
 from simulator.prompts import solve
 
-VERSION = "repair-v2"  # v2: guided repair's request is ``fix_messages``
+VERSION = "repair-v3"  # v2: guided repair's request is ``fix_messages``; v3: hard-coded answers
 SYSTEM = "You are a careful Python programmer reviewing your own solution."
 INSTRUCTION = (
     "Review the provided code solution given the execution feedback and judge if it is correct or buggy. "
@@ -111,8 +112,18 @@ def _wrong_sentence(problem: Problem, item: Feedback) -> str:
     expected = item.expected.rstrip("\n")
     output = None if item.output is None else item.output.rstrip("\n")
     if problem.kind == "call":
+        if output is not None and _same_literal(output, expected):  # right, but written in (static)
+            return (
+                f"{FIX_OPENING} returned {output} for {item.input}, as the test expects, but it returns"
+                f" {output} whatever its arguments."
+            )
         got = "gave no answer" if output is None else f"returned {output}"
         return f"{FIX_OPENING} {got} for {item.input}, but the test expects {expected}."
     got = "gave no answer " if output is None else f"printed:\n{output}\n"
     given = item.input.rstrip("\n")
     return f"{FIX_OPENING} {got}for the input:\n{given}\nbut the expected output is:\n{expected}"
+
+
+def _same_literal(output: str, expected: str) -> bool:
+    value = literal(output)
+    return value is not NOT_LITERAL and same_value(value, literal(expected))

@@ -128,17 +128,18 @@ def test_other_data_or_a_non_dev_split_is_a_usage_error(folders, capsys, kwargs,
     assert message in capsys.readouterr().err.strip().splitlines()[-1]
 
 
-def repair_results(folder, replies_ok, public_after, *, weights=None):
+def repair_results(folder, replies_ok, public_after, *, private_after=None, weights=None):
     """An ``eval self-rlef`` record as ``self-rlef/results.json``: items 0..N-1, each with 4 repair
     replies of which ``replies_ok(i)`` are a new program, and passing its public test after repair
-    when ``i < public_after``."""
+    when ``i < public_after``, its private tests when ``i < private_after`` (default: the same)."""
+    private_after = public_after if private_after is None else private_after
     record = {
         "task": "self-rlef",
         "items": [
             {
                 "id": str(i),
                 "parse": {"repair_reply": [4 - replies_ok(i), 4]},
-                "final": {"public": i < public_after},
+                "final": {"public": i < public_after, "private": i < private_after},
             }
             for i in range(N)
         ],
@@ -161,9 +162,20 @@ def test_repair_replies_can_be_the_target_and_repair_itself_must_not_get_worse(
     out = capsys.readouterr().out
     assert "repair-replies n=40" in out and "self-rlef n=40" in out
     assert ("PROMOTE" in out) == (verdict == 0)
-    if verdict:  # four fewer programs pass their public test after repair: a significant loss
+    if verdict:  # four fewer programs pass their tests after repair: a significant loss
         assert "self-rlef: a significant loss" in out
     else:
         manifest = json.loads((folders / "current" / "manifest.json").read_text())
         assert manifest["promotion"]["target"] == "repair-replies"
         assert manifest["promotion"]["comparison"]["repair-replies"]["low"] > 0
+
+
+def test_repair_counts_programs_that_pass_every_test_not_the_public_one_alone(folders, capsys):
+    """15 more programs pass their public test after repair, none their private ones: answers written
+    in (``return 6`` for a test expecting 6), which the first own-fix checkpoint learned to write."""
+    results(folders / "eval-old", "cruxeval-o", 6)
+    results(folders / "eval-new", "cruxeval-o", 6)
+    repair_results(folders / "eval-old", lambda i: 4, public_after=5)
+    repair_results(folders / "eval-new", lambda i: 4, public_after=20, private_after=5)
+    assert promote(folders, "--target", "self-rlef") == EXIT_FAILED
+    assert "self-rlef n=40 a=0.125 b=0.125 diff=+0.000" in capsys.readouterr().out

@@ -511,9 +511,10 @@ async def test_mbpp_with_n_a_multiple_of_k_averages_best_at_k_over_disjoint_grou
 
 @pytest.mark.asyncio
 async def test_mbpp_reports_selection_by_what_the_candidates_agree_on(tmp_path: Path) -> None:
-    """Four candidates all pass the public test double(2) == 4 and all simulate right: a tie the
-    paper breaks at random (0.5); two are the same program (the second adds an assert), which
-    ``agree`` and ``sim-agree`` pick (1.0)."""
+    """Four candidates all pass the public test double(2) == 4 and all simulate right, but the last
+    returns 4 whatever its argument (hard-coded: it scores nothing): a tie of three that the paper
+    breaks at random (2/3); two are the same program (the second adds an assert), which ``agree`` and
+    ``sim-agree`` pick (1.0)."""
     data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[:1])
     right = "def double(x):\n    return x * 2\n"
     solves = [
@@ -533,10 +534,11 @@ async def test_mbpp_reports_selection_by_what_the_candidates_agree_on(tmp_path: 
     only = record["items"][0]
     assert [c["sim_matches"] for c in only["candidates"]] == [1, 1, 1, 1]
     assert [c["agreement"] for c in only["candidates"]] == [2, 2, 1, 1]
-    assert only["expected"]["sim"] == 0.5 and only["expected"]["random"] == 0.5
+    assert only["candidates"][3]["cannot_pass"].startswith("double returns 4 whatever its arguments")
+    assert only["expected"]["sim"] == pytest.approx(2 / 3) and only["expected"]["random"] == 0.5
     assert only["expected"]["agree"] == 1.0 and only["expected"]["sim-agree"] == 1.0
     paired = record["extra"]["paired"]
-    assert paired["best@4-sim-agree-minus-sim"]["value"] == pytest.approx(0.5)
+    assert paired["best@4-sim-agree-minus-sim"]["value"] == pytest.approx(1 / 3)
     assert paired["best@4-agree-minus-random"]["better"] == 1
 
 

@@ -51,7 +51,7 @@ SOLVE = {
 }
 REPAIR = {
     "double": [_code("double", "x * 2"), SUBMIT],
-    "triple": [_code("triple", "0"), SUBMIT],
+    "triple": [_code("triple", "x * 0"), SUBMIT],
     "neg": [SUBMIT],
     "half": ["I am not sure what to do."],
 }
@@ -188,7 +188,7 @@ async def test_self_rlef_records_the_guided_mode_and_who_decided_each_turn(tmp_p
     # asked: double, triple (each fixed, then submitted by the simulation at turn 2), inc (not kept);
     # half matches its public test at once: submitted by the simulation, nothing asked
     assert (extra["repair_asked"], extra["repair_by_simulation"], extra["repair_not_kept"]) == (3, 3, 1)
-    # offered: double's x * 2 and triple's 0 pass the public test for real, inc's x + 3 does not;
+    # offered: double's x * 2 and triple's x * 0 pass the public test for real, inc's x + 3 does not;
     # of the problems failing at first (double, inc), double was offered a passing fix
     assert extra["fixes"] == {"offered": 3, "pass_public": 2, "failing_with_a_passing_fix": 1}
     assert "| 3 | 2 | 1 |" in (tmp_path / "out" / "report.md").read_text()

@@ -113,7 +113,7 @@ def test_run_started_records_provenance(data_dir) -> None:
     started = run_script(script, k=2, turns=0, seed=11, temperature=0.5)[0].payload
     prov = started["provenance"]
     assert prov["model"] == "fake-model" and prov["weights_sha256"] == "abc123"
-    assert prov["prompts"] == {"solve": "solve-v3", "simulate": "simulate-v2", "repair": "repair-v2"}
+    assert prov["prompts"] == {"solve": "solve-v3", "simulate": "simulate-v2", "repair": "repair-v3"}
     assert prov["sampling"]["temperature"] == 0.5 and prov["seed"] == 11
     assert prov["code_version"] != ""
     assert started["settings"]["seed"] == 11 and started["problem"]["title"] == "Double"

@@ -136,10 +136,11 @@ def test_a_function_that_returns_a_literal_no_public_test_expects_cannot_pass(co
 @pytest.mark.parametrize(
     "code",
     [
-        "def twice(x):\n    return 2\n",  # right for twice(1) == 2
-        "def twice(x):\n    return 8.0\n",  # right for twice(4) == 8 by the app's rule
         "def twice(x):\n    return x\n",  # not a literal
-        "def twice(x):\n    if x:\n        return 0\n    return 1\n",  # not at once
+        "def twice(x):\n    if x:\n        return 0\n    return 1\n",  # not at once, nor one value
+        "def twice(x):\n    return 2 if x == 1 else 8\n",
+        "def twice(x):\n    if x:\n        return 2\n",  # or None
+        "def f():\n    return 2\ndef twice(x):\n    return f()\n",
         "@staticmethod\ndef twice(x):\n    return 0\n",  # decorated: another function may run
         "def twice(x):\n    return 0\ntwice = abs\n",  # rebound
         "def twice(x):\n    yield 0\n    return 0\n",
@@ -147,6 +148,24 @@ def test_a_function_that_returns_a_literal_no_public_test_expects_cannot_pass(co
 )
 def test_a_function_whose_result_may_be_expected_may_pass(code: str) -> None:
     assert cannot_pass(CALL, code) is None
+
+
+@pytest.mark.parametrize(
+    ("code", "value"),
+    [  # the default model's guided "fixes": told that the test expects a value, it returns it
+        ("def twice(x):\n    return 2\n", "2"),  # right for twice(1) == 2, and for nothing else
+        ("def twice(x):\n    return 8.0\n", "8.0"),  # right for twice(4) == 8 by the app's rule
+        ("def twice(x):\n    return 2 if x == 'a' else 2\n", "2"),
+        ("def twice(x):\n    if x < 0:\n        return 2\n    return 2\n", "2"),
+        ("def twice(*args):\n    return 2\n\nassert twice(1) == 2\n", "2"),
+    ],
+)
+def test_a_function_that_returns_one_literal_whatever_its_arguments_is_hard_coded(
+    code: str, value: str
+) -> None:
+    failure = known_failure(CALL, code)
+    assert failure is not None and failure.output == value
+    assert failure.reason == f"twice returns {value} whatever its arguments: written in, not computed"
 
 
 TWO_ARGS = Problem.from_dict({**CALL_PROBLEM, "tests": [{"input": "1, k=2", "output": "2", "public": True}]})
@@ -169,11 +188,11 @@ def test_a_function_no_public_test_can_call_cannot_pass(problem: Problem, code: 
 @pytest.mark.parametrize(
     "code",
     [
-        "def twice(x, k):\n    return 2\n",
-        "def twice(x, k=1, *rest):\n    return 2\n",
-        "def twice(*args, **kwargs):\n    return 2\n",
-        "def twice(x, **options):\n    return 2\n",
-        "def twice(x, *, k):\n    return 2\n",
+        "def twice(x, k):\n    return 2 * x\n",
+        "def twice(x, k=1, *rest):\n    return 2 * x\n",
+        "def twice(*args, **kwargs):\n    return 2 * args[0]\n",
+        "def twice(x, **options):\n    return 2 * x\n",
+        "def twice(x, *, k):\n    return 2 * x\n",
     ],
 )
 def test_a_function_some_public_test_can_call_may_pass(code: str) -> None:
@@ -309,6 +328,7 @@ def test_the_repair_feedback_of_a_program_that_cannot_pass_shows_what_a_run_show
     [
         ASSERT_ONLY,
         "def twice(x):\n    return 0\n",
+        "def twice(x):\n    return 2\n",
         "def twice(x):\n    return 'two'\n",
         "def twice(x):\n    print(2 * x)\n",
         "def twice(x):\n    return [y]\n",
@@ -329,6 +349,32 @@ def test_a_refused_call_shows_its_type_error() -> None:
     failure = known_failure(CALL, "def twice():\n    return 2\n")
     assert failure is not None
     assert failure.output == "[runtime_error] TypeError: too many positional arguments"
+
+
+HARD_CODED = "def twice(x):\n    return 2\n"  # right for twice(1) == 2, wrong for twice(4) == 8
+
+
+def test_a_hard_coded_candidate_is_not_selected_over_one_that_computes() -> None:
+    script = PipelineScript(solve=[fence(HARD_CODED), fence(RIGHT)], simulate=claims_the_expected_value)
+    events = run_script(script, problem=CALL_PROBLEM, k=2, turns=0, seed=0)
+    hard = [e.payload for e in of_type(events, "verdict") if e.payload["candidate"] == 0]
+    assert [v["reason"] for v in hard] == [
+        "twice returns 2 whatever its arguments: written in, not computed"
+    ] * 2
+    assert of_type(events, "selected")[0].payload["scores"] == [0, 2]
+
+
+def test_the_fix_request_for_a_hard_coded_attempt_says_so() -> None:
+    script = PipelineScript(
+        solve=fence(HARD_CODED), simulate=claims_the_expected_value, repair=[fence(RIGHT)]
+    )
+    server = FakeModelServer(script)
+    events = run_script(script, problem=CALL_PROBLEM, k=1, turns=1, seed=0, server=server)
+    (request,) = [b for b in server.requests if kind_of(b["messages"]) == "repair"]
+    asked = request["messages"][-2]["content"]
+    assert "returned 2 for twice(1), as the test expects, but it returns 2 whatever its arguments." in asked
+    assert "returned 2 for twice(4), but the test expects 8." in asked
+    assert events[-1].payload["code"] == RIGHT
 
 
 def test_no_reference_solution_of_the_dev_splits_is_judged_unable_to_pass() -> None:

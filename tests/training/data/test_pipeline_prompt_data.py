@@ -157,8 +157,9 @@ def test_own_solve_examples_keep_the_first_reply_that_passes_every_test():
 
 
 # Own replies to guided fix requests (FakeModelServer again): junk, a program that raises, one that
-# answers 0 to every test, a wrong one (twice), a right one (and in the test, the attempt again); for p1 the right one is OWN_P1, for p2
-# every program is wrong (and p2 has one test, so answering one value is not degenerate there).
+# answers 0 to every test, a wrong one (twice), a right one (and the test adds the attempt again); for
+# p1 the right one is OWN_P1, for p2 every program is wrong (and p2 has one test, so answering one
+# value is not degenerate there).
 WRONG = "def f(*args):\n    return len(args[0])"
 CONSTANT = "def f(*args):\n    return 0"
 
