@@ -66,7 +66,8 @@ class TaskResult:
     extra: dict[str, Any] = field(default_factory=dict)
     # stage -> (replies that could not be parsed, replies): solve (no code), simulate (no answer),
     # repair (a turn with neither #SUBMIT nor a new program), repair_reply (each reply of a guided
-    # turn that is no new program), answer (whitebox: no <answer> block)
+    # turn that is no new program), repair_program (each reply that is no program at all, the attempt
+    # again counting as one), answer (whitebox: no <answer> block)
     parse_failures: dict[str, tuple[int, int]] = field(default_factory=dict)
     n_items: int | None = None  # items scored, when a task skips some it was given (default: all)
 

@@ -23,7 +23,9 @@ with no ``assert f(args) == value``) is skipped and listed in ``extra.unconverte
 (``repair_by_simulation``: submitted without a request) and by the model (``repair_asked``), and the
 fixes not kept (``repair_not_kept``); the ``repair`` parse failures count the turns asked for that
 gave neither ``#SUBMIT`` nor a new program, ``repair_reply`` each reply that is no new program (a
-guided turn samples ``--fixes`` replies at a temperature above 0, and takes the best judged one).
+guided turn samples ``--fixes`` replies at a temperature above 0, and takes the best judged one), and
+``repair_program`` each reply that is neither ``#SUBMIT`` nor a program (the issue's "parse as
+neither": the attempt again is a program, a useless one).
 ``extra.fixes`` says whether the model or the judge held repair back: every fix offered (a new program
 in any repair reply, taken or not) runs for real on the public tests; ``offered``, ``pass_public`` (of
 them, those passing every public test) and ``failing_with_a_passing_fix`` (problems whose initial
@@ -49,7 +51,13 @@ from simulator.prompts.parsing import REPEATED
 DEFAULT_TURNS = 2
 MAX_TOKENS = 512
 OUTCOMES = ("fail-fail", "fail-pass", "pass-fail", "pass-pass")
-STAGES = ("solve", "simulate", "repair", "repair_reply")  # whose parse failures a run counts
+STAGES = (
+    "solve",
+    "simulate",
+    "repair",
+    "repair_reply",
+    "repair_program",
+)  # whose parse failures a run counts
 PROMPT_TOO_LONG = "prompt too long"
 
 
@@ -99,6 +107,7 @@ def summarize_events(events: list[dict[str, Any]]) -> dict[str, Any]:
         "simulate": [0, 0],
         "repair": [0, 0],  # per turn asked: neither #SUBMIT nor a new program
         "repair_reply": [0, 0],  # per reply (a guided turn samples several): no new program
+        "repair_program": [0, 0],  # per reply: neither #SUBMIT nor a program (the attempt again is one)
         "repair_repeats": 0,  # replies that are the attempted program again, without #SUBMIT
         "repair_by_simulation": 0,  # guided turns the simulation decided (no request: submitted)
         "repair_not_kept": 0,  # guided fixes whose simulations matched no more public tests
@@ -140,9 +149,13 @@ def _repair_turn(out: dict[str, Any], p: dict[str, Any]) -> None:
         {"code": p["code"], "error": p.get("parse_error"), "submitted": p["submitted"]}
     ]
     for reply in replies:
+        no_code = not reply.get("submitted") and reply["code"] is None
+        repeated = reply["error"] == REPEATED
         out["repair_reply"][1] += 1
-        out["repair_reply"][0] += not reply.get("submitted") and reply["code"] is None
-        out["repair_repeats"] += reply["error"] == REPEATED
+        out["repair_reply"][0] += no_code
+        out["repair_program"][1] += 1
+        out["repair_program"][0] += no_code and not repeated
+        out["repair_repeats"] += repeated
         if reply["code"] is not None:
             out["fixes"].append(reply["code"])
 

@@ -115,7 +115,10 @@ async def test_self_rlef_counts_fixes_and_breaks_on_public_and_private_tests(tmp
         "counts": {"fail-fail": 1, "fail-pass": 1, "pass-fail": 1, "pass-pass": 1},
     }
     failures = {stage: (p["failed"], p["total"]) for stage, p in record["parse_failures"].items()}
-    assert failures == {"solve": (1, 4), "simulate": (0, 5), "repair": (1, 5), "repair_reply": (1, 5)}
+    assert failures == {
+        "solve": (1, 4), "simulate": (0, 5), "repair": (1, 5),
+        "repair_reply": (1, 5), "repair_program": (1, 5),
+    }  # fmt: skip
     line = final_line(record)
     assert line.startswith("self-rlef n=4 public-fail-fail=0.250[")
     assert "parse-fail-repair=0.200[" in line
@@ -323,4 +326,5 @@ def test_a_guided_turn_s_replies_are_counted_each_and_the_turn_fails_only_withou
     summary = self_rlef.summarize_events([{"type": "repair_turn", "payload": t} for t in turns])
     assert summary["repair"] == [1, 2]  # per turn: the second gave no new program
     assert summary["repair_reply"] == [4, 5] and summary["repair_repeats"] == 2
+    assert summary["repair_program"] == [2, 5]  # the attempt again is a program, a useless one
     assert summary["fixes"] == [fix]  # every new program offered, taken or not
