@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,18 @@ def make_run(alice: Any, problem: Any) -> Any:
         return Run.objects.create(**defaults)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    """Each test gets its own channel layer. Channels keeps one per process, and a Redis layer's
+    receive lock, taken on one test's event loop by a consumer still receiving as that loop closed,
+    failed a later test's receive ("Lock ... is bound to a different event loop") now and then."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
 
 
 @pytest.fixture(scope="session", autouse=True)
