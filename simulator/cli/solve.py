@@ -321,7 +321,9 @@ class _SolvePrinter(_RichPrinter):
     def _verdict(self, event: Event) -> None:
         p = event.payload
         self.verdicts += 1
-        mark = "[green]match[/]" if p["match"] else "[red]differs[/]"
+        # a checked verdict is the static judgement: a hard-coded function may give the expected value
+        wrong = "[red]judged wrong[/]" if p["source"] == "checked" else "[red]differs[/]"
+        mark = "[green]match[/]" if p["match"] else wrong
         got = p["simulated"] if p["source"] == "simulated" else (p.get("real") or {}).get("output")
         got = "(no answer)" if got is None else got
         turn = f" turn {p['turn']}" if p.get("turn") else ""

@@ -108,7 +108,7 @@ def test_solve_says_why_a_program_that_cannot_pass_was_not_simulated(monkeypatch
         assert main(["solve", str(problem), "--k", "2", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert (
-        "candidate 0 · test 0: differs (not simulated: the program does not define square, which the tests"
+        "candidate 0 · test 0: judged wrong (not simulated: the program does not define square, which the"
         in out
     )
     assert "selected candidate 1" in out
