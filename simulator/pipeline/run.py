@@ -8,9 +8,10 @@ the web app persists and forwards them, the evaluation aggregates them. What hap
 2. simulate: every candidate x public test, concurrently (at most ``concurrency`` at a time), each
    ``sims`` samples from one request (majority vote); in oracle mode the programs run for real instead;
    with ``real`` each verdict also records the real output and the first NLEX claim the trace refutes;
-   a program known to fail without simulating it (``static.known_failure`` says which and why) is
-   judged so (``source: checked``) and not simulated; the repair prompt shows what a run of it would
-   show (the literal it returns, ``[runtime_error] NameError: ...``), as for a simulated output;
+   a program known to fail without simulating it, or hard-coded (``static.known_failure`` says which
+   and why), is judged wrong (``source: checked``) and not simulated; the repair prompt shows what a
+   run of it would show (the literal it returns, ``[runtime_error] NameError: ...``), as for a
+   simulated output;
 3. select: most matching public tests wins, ties broken by a ``random.Random(seed)``;
 4. repair: up to ``turns`` turns of a repair request with the attempt's feedback; every new program is
    simulated (or run, in oracle mode) on the public tests, labelled with its ``turn``.
@@ -522,8 +523,8 @@ class _SolveJob(Job):
         results: dict[int, list[_Verdict]],
         emit: Emit,
     ) -> None:
-        """One program on one public test: run (oracle mode), or judged from ``known`` (why it cannot
-        pass, ``static.known_failure``) without a simulation, or simulated."""
+        """One program on one public test: run (oracle mode), or judged wrong from ``known`` (why,
+        ``static.known_failure``) without a simulation, or simulated."""
         program = program_for(self.problem, code, test)
         base = {"candidate": candidate, "test": index, "turn": turn, "expected": test.output}
         if self.settings.oracle:

@@ -17,8 +17,8 @@ A program fails every public test, whatever a simulation says, when
 One more is taken for wrong although it may pass a public test: a call problem's function with
 parameters that returns the same literal whatever its arguments (``return 6``, ``return 7 if s ==
 'x' else 7``): the test's answer written in, not computed. The model writes them as fixes: told that
-a test expects 6, it returns 6; 14 of 14 and 16 of 16 public-test "fixes" of two repair runs were
-such, and none passed the private tests (docs/results.md, Issue 12 section 21).
+a test expects 6, it returns 6; 23 of the 30 public-test "fixes" of two repair runs were such (the
+rest nearly so), and none passed the private tests (docs/results.md, Issue 12 section 21).
 
 The default model writes all six: guided "fixes" that were the test's own ``assert`` line alone,
 test code after its function such as ``assert div_list(list1, list2) == [4.0, 2.5, 2.0]`` with
@@ -70,16 +70,18 @@ _BRANCHING = (
 
 @dataclass(frozen=True)
 class Failure:
-    """Why a program fails every public test, and what a run of it would show in place of the
-    expected output, in ``executor.real_output``'s form (``[runtime_error] NameError: ...``, the
-    literal it returns): the repair prompt shows that, as it shows a simulated or real output."""
+    """Why a program is judged wrong without simulating it (it fails every public test, or is
+    hard-coded), and what a run of it would show, in ``executor.real_output``'s form
+    (``[runtime_error] NameError: ...``, the literal it returns): the repair prompt shows that, as it
+    shows a simulated or real output."""
 
     reason: str
     output: str
 
 
 def cannot_pass(problem: Problem, code: str) -> str | None:
-    """Why ``code`` fails every public test of ``problem`` without being run, or None when it may pass."""
+    """Why ``code`` is judged wrong for ``problem`` without being run (it fails every public test, or
+    is hard-coded), or None when it may be right."""
     failure = known_failure(problem, code)
     return None if failure is None else failure.reason
 
