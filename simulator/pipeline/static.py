@@ -44,6 +44,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from simulator.compare import NOT_LITERAL, literal
@@ -196,17 +197,21 @@ def _shown(signature: inspect.Signature) -> str:
     return str(signature).replace("=Ellipsis", "=...")
 
 
-def _returns_nothing(entry: ast.FunctionDef) -> bool:
-    """No ``return`` in the function's own body gives a value other than None."""
+def _own_returns(entry: ast.FunctionDef) -> Iterator[ast.Return]:
+    """The ``return`` statements of the function's own body (not of a nested def, class or lambda)."""
     stack: list[ast.AST] = list(entry.body)
     while stack:
         node = stack.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             continue
-        if isinstance(node, ast.Return) and node.value is not None and literal(node.value) is not None:
-            return False
+        if isinstance(node, ast.Return):
+            yield node
         stack += ast.iter_child_nodes(node)
-    return True
+
+
+def _returns_nothing(entry: ast.FunctionDef) -> bool:
+    """No ``return`` in the function's own body gives a value other than None."""
+    return all(r.value is None or literal(r.value) is None for r in _own_returns(entry))
 
 
 def _returned_literal(entry: ast.FunctionDef) -> str | None:
@@ -233,26 +238,17 @@ def _hard_coded(entry: ast.FunctionDef) -> str | None:
     if not entry.body or not isinstance(entry.body[-1], ast.Return):
         return None
     values: set[str] = set()
-    stack: list[ast.AST] = list(entry.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(node, ast.Return):
-            leaves, branches = [], [node.value]
-            while branches:
-                expr = branches.pop()
-                if isinstance(expr, ast.IfExp):
-                    branches += [expr.body, expr.orelse]
-                else:
-                    leaves.append(expr)
-            for leaf in leaves:
-                value = NOT_LITERAL if leaf is None else literal(leaf)
-                if value is NOT_LITERAL:
-                    return None
-                values.add(repr(value))
-            continue
-        stack += ast.iter_child_nodes(node)
+    for node in _own_returns(entry):
+        branches: list[ast.expr | None] = [node.value]
+        while branches:
+            expr = branches.pop()
+            if isinstance(expr, ast.IfExp):
+                branches += [expr.body, expr.orelse]
+                continue
+            value = NOT_LITERAL if expr is None else literal(expr)
+            if value is NOT_LITERAL:
+                return None
+            values.add(repr(value))
     return values.pop() if len(values) == 1 else None
 
 
