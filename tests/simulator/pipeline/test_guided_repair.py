@@ -29,12 +29,6 @@ WRONG_CODE = "n = int(input())\nprint(n + 2)\n"  # matches public test 2 -> 4 on
 RIGHT_CODE = "n = int(input())\nprint(2 * n)\n"  # 2 of 2
 
 
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path))
-    return tmp_path
-
-
 def guided(script: PipelineScript, **settings: Any) -> tuple[list[Event], FakeModelServer]:
     """A run in the default repair mode (guided: not passed) and the fake server it talked to."""
     server = FakeModelServer(script)

@@ -9,7 +9,6 @@ import socket
 from typing import Any
 
 import httpx
-import pytest
 
 from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
@@ -37,12 +36,6 @@ CALL_PROBLEM = {
     "entry_point": "twice",
     "tests": [{"input": "1", "output": "2"}, {"input": "4", "output": "8"}],
 }
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path))
-    return tmp_path
 
 
 def question(body: dict[str, Any]) -> str:

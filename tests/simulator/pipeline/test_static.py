@@ -27,12 +27,6 @@ ASSERT_ONLY = "assert twice(1) == 2\n"  # what the default model wrote as a "fix
 RIGHT = "def twice(x):\n    return 2 * x\n"
 
 
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path))
-    return tmp_path
-
-
 @pytest.mark.parametrize(
     "code",
     [
