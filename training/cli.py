@@ -39,6 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     synth.add_argument("--type-mutations", type=int, default=1)
     synth.add_argument("--no-rules", action="store_true", help="skip the model-free generator")
     synth.add_argument(
+        "--tasks",
+        action="store_true",
+        help="add the stated tasks (training.synth.tasks): problems with a real statement",
+    )
+    synth.add_argument(
         "--model-programs", type=int, default=0, help="programs to ask of a served generator model"
     )
     synth.add_argument(
@@ -346,6 +351,7 @@ def _synth(args: argparse.Namespace) -> int:
         type_mutations=args.type_mutations,
         timeout_s=args.timeout,
         rules=not args.no_rules,
+        tasks=args.tasks,
         model_programs=args.model_programs,
         difficulty_samples=args.samples,
         max_pass=args.max_pass,

@@ -1,8 +1,8 @@
 """A synthesised program as a problem the pipeline could be asked, and its tests run in the sandbox.
 
 The solve and repair prompts take a ``simulator.problem.Problem``. Synthesised programs have no
-statement, so ``synth_problem`` describes the function from its signature and argument types and turns
-its input/output pairs into asserts, then builds the problem with ``simulator.benchmarks.from_mbpp``,
+statement, so ``synth_problem`` describes the function from its signature and argument types (a stated
+task, ``training.synth.tasks``, brings its own statement) and turns its input/output pairs into asserts, then builds the problem with ``simulator.benchmarks.from_mbpp``,
 the converter the pipeline's MBPP problems go through: the statement repeats the first assert, the
 first test is public and the others private, exactly as for an MBPP problem.
 
@@ -54,7 +54,7 @@ def synth_problem(record: SynthRecord) -> Problem | None:
         problem = from_mbpp(
             {
                 "task_id": f"synth-{record.id}",
-                "prompt": describe(record.code, entry, pairs[0].input),
+                "prompt": record.statement or describe(record.code, entry, pairs[0].input),
                 "test_list": asserts,
             }
         )

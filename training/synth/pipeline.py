@@ -1,6 +1,6 @@
 """Synthesis end to end: constraints -> programs (rules and/or a model) -> inputs -> filters -> JSONL + card.
 
-    execsim train synth --out runs/synth --programs 200 --levels 1-6 --seed 0 [--reference-url URL]
+    execsim train synth --out runs/synth --programs 200 --levels 1-6 --seed 0 [--tasks] [--reference-url URL]
 
 Writes ``programs.jsonl`` (one SynthRecord per line), ``card.json`` and ``card.md``.
 """
@@ -24,6 +24,7 @@ from training.synth.inputs import inputs_for
 from training.synth.llm_source import from_model
 from training.synth.records import IOPair, SynthRecord
 from training.synth.sampler import Sampler
+from training.synth.tasks import task_records
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -37,6 +38,7 @@ class SynthConfig:
     type_mutations: int = 1
     timeout_s: float = filters.EXECUTION_TIMEOUT_S
     rules: bool = True  # the model-free generator
+    tasks: bool = False  # the stated tasks (training.synth.tasks), one record a variant
     model_programs: int = 0  # programs asked of the generator model (0: none)
     difficulty_samples: int = 10
     max_pass: int = 3
@@ -88,7 +90,11 @@ def synthesize(
     if config.rules:
         generated += generate_records(config)
         sources["rules"] = "model-free generator (training.synth.generator)"
-    report("generate", len(generated), config.programs)
+    stated = task_records(config.seed) if config.tasks else []
+    if stated:
+        generated += stated
+        sources["tasks"] = "stated tasks with a reference solution (training.synth.tasks)"
+    report("generate", len(generated), config.programs + len(stated))
     candidates = list(generated)
     if generator_model is not None and config.model_programs:
         rng = random.Random(f"{config.seed}:model")

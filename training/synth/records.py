@@ -25,6 +25,7 @@ class SynthRecord:
     io: list[IOPair] = field(default_factory=list)
     pass_count: int | None = None  # reference model's correct answers (difficulty filter), if run
     samples: int | None = None
+    statement: str | None = None  # what the function computes, for a stated task (training.synth.tasks)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
