@@ -144,6 +144,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--fix-model", help="model name at --fix-url (default: EXECSIM_MODEL_NAME or the default)"
     )
     data.add_argument(
+        "--fix-passing-only",
+        action="store_true",
+        help="keep only own fixes that pass every test (--fix-url; for stated tasks: train synth --tasks)",
+    )
+    data.add_argument(
         "--solve-limit", type=int, help="ask at most this many problems, a seeded draw (--solve-url)"
     )
     data.set_defaults(handler=_data)
@@ -428,6 +433,8 @@ def _data(args: argparse.Namespace) -> int:
         raise UsageError("--submit-share must be in (0, 1); --repair-mutants and --repair-attempts >= 1")
     if args.solve_samples < 1 or (args.solve_limit is not None and args.solve_limit < 1):
         raise UsageError("--solve-samples and --solve-limit must be >= 1")
+    if args.fix_passing_only and not args.fix_url:
+        raise UsageError("--fix-passing-only filters the own fixes of --fix-url: give --fix-url too")
     if args.fix_url and ("repair" not in kinds or args.repair_mode != "guided"):
         raise UsageError(
             "--fix-url answers guided fix examples: it needs --kinds repair and --repair-mode guided"
@@ -535,7 +542,11 @@ def _repair_and_solve(
             from training.synth.sampler import ServedModel
 
             built["repair"], counts["repair"]["own_fixes"] = own_fix_examples(
-                built["repair"], checked, ServedModel(args.fix_url, args.fix_model), progress=bar
+                built["repair"],
+                checked,
+                ServedModel(args.fix_url, args.fix_model),
+                passing_only=args.fix_passing_only,
+                progress=bar,
             )
         bar("repair examples", 1, 1)
     if "solve" in kinds and args.solve_url:

@@ -27,6 +27,10 @@ def test_train_is_registered_through_the_entry_point(capsys):
             "not an HF model folder",
         ),
         (["train", "data", "--programs", "{tmp}/missing.jsonl", "--out", "{tmp}/d"], "cannot read"),
+        (
+            ["train", "data", "--programs", "{tmp}/p.jsonl", "--out", "{tmp}/d", "--fix-passing-only"],
+            "give --fix-url too",
+        ),
         (["train", "export", "--checkpoint", "{tmp}/none", "--out", "{tmp}/e"], "is not a folder"),
     ],
 )

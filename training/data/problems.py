@@ -1,10 +1,11 @@
 """A synthesised program as a problem the pipeline could be asked, and its tests run in the sandbox.
 
 The solve and repair prompts take a ``simulator.problem.Problem``. Synthesised programs have no
-statement, so ``synth_problem`` describes the function from its signature and argument types (a stated
-task, ``training.synth.tasks``, brings its own statement) and turns its input/output pairs into asserts, then builds the problem with ``simulator.benchmarks.from_mbpp``,
-the converter the pipeline's MBPP problems go through: the statement repeats the first assert, the
-first test is public and the others private, exactly as for an MBPP problem.
+statement, so ``synth_problem`` describes the function from its signature and argument types (a
+stated task, ``training.synth.tasks``, brings its own statement) and turns its input/output pairs into
+asserts, then builds the problem with ``simulator.benchmarks.from_mbpp``, the converter the pipeline's
+MBPP problems go through: the statement repeats the first assert, the first test is public and the
+others private, exactly as for an MBPP problem.
 
 ``run_tests`` judges code on every test the way the pipeline's real execution does
 (``simulator.pipeline.executor.program_for``, ``real_output`` and ``simulator.pipeline.matching``),

@@ -149,6 +149,7 @@ def own_fix_examples(
     *,
     samples: int = 4,
     per_request: int = 2,
+    passing_only: bool = False,
     max_prompt_chars: int = 1200,
     executor: RunPrograms = run_programs,
     progress: Callable[[str, int, int], None] | None = None,
@@ -161,10 +162,13 @@ def own_fix_examples(
     out: a program that gives one answer to tests expecting several (``return 0``: a fifth of the
     first own-fix checkpoint's examples were such, and it writes them three times as often), and one
     that gives again the wrong answers the request names (``attempt_again``: the request asks for a
-    different program, and a quarter of that checkpoint's empty-handed fix replies were the attempt)."""
+    different program, and a quarter of that checkpoint's empty-handed fix replies were the attempt).
+    ``passing_only`` keeps nothing but programs that pass every test (rejection sampling proper: on a
+    stated task, ``training.synth.tasks``, such a program computed its answers)."""
     by_id = {item.record.id: item for item in checked}
     asked = [e for e in examples if e["style"] == "fix" and len(e["prompt"]) <= max_prompt_chars]
     counts: dict[str, Any] = {"model": model.name, "requests": len(asked), "samples": samples}
+    counts["passing_only"] = passing_only
     counts.update(replies=0, with_code=0, runs=0, constant=0, attempt_again=0, passing=0, kept=0)
     problems = [by_id[e["program_id"]].problem for e in asked]
     attempts = run_tests(
@@ -200,7 +204,9 @@ def own_fix_examples(
             if named and all(tests[i].output == output for i, output in named):
                 counts["attempt_again"] += 1
                 continue
-            usable.append((not all(t.passed for t in tests), text, code))
+            failing = not all(t.passed for t in tests)
+            if not (failing and passing_only):
+                usable.append((failing, text, code))
         counts["passing"] += sum(not failing for failing, _, _ in usable)
         kept: dict[str, tuple[bool, str]] = {}
         for failing, text, code in sorted(usable, key=lambda r: r[0]):  # passing first, else in order

@@ -198,13 +198,19 @@ def test_own_fix_examples_keep_runnable_distinct_replies_passing_first():
     assert [e["source"].endswith("passes every test") for e in examples] == [True, False, False, False]
     assert counts | {"model": None} == {
         "model": None, "requests": 2, "samples": 7, "replies": 14, "with_code": 12, "runs": 10,
-        "constant": 1, "attempt_again": 2, "passing": 1, "kept": 4,
+        "constant": 1, "attempt_again": 2, "passing": 1, "kept": 4, "passing_only": False,
     }  # fmt: skip
     assert sorted(b["messages"][-2]["content"] for b in server.requests) == sorted(
         e["prompt"] for e in guided
     )
     for body in server.requests:  # the pipeline's guided request, as it sends it
         assert body["stop"] == list(solve.STOP) and body["repetition_detection"] == solve.LOOP_STOP
+    with FakeModelServer(replies).serve() as url:  # rejection sampling proper: the passing fix alone
+        examples, counts = own_fix_examples(
+            guided, checked, ServedModel(url, server.model), samples=7, passing_only=True
+        )
+    assert [(e["program_id"], e["fixed"].strip()) for e in examples] == [("p1", OWN_P1)]
+    assert counts["passing"] == counts["kept"] == 1 and counts["runs"] == 10
 
 
 def test_train_data_solve_url_writes_own_solutions_and_says_so(tmp_path, capsys):
