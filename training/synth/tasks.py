@@ -6,7 +6,11 @@ learn to write the test's answer in (``return 6``; results.md, section 21). A st
 compute ("returns how many numbers in `nums` are greater than `k`"), so a reply that passes every
 test of it computed the answer. Each family is a statement and a reference program with the same
 placeholders, filled by each of its variants; the records go through synthesis's filters (benchmark
-decontamination included) like any other source. Written for this project; no benchmark task.
+decontamination included) like any other source. Written for this project, not taken from a
+benchmark; families that restated a task of the MBPP dev split (the sum of a number's digits, whether
+an integer is prime, the sum of a dictionary's values, the largest minus the smallest, long words,
+words reversed, the second largest, element-wise arithmetic on two lists) were removed, since the
+AST fingerprint filter does not see a task restated with other code (results.md, section 22).
 """
 
 from __future__ import annotations
@@ -54,10 +58,6 @@ def _mixed(rng: random.Random) -> str:
     return "".join(rng.choice(string.ascii_letters[:12] + "xyzXYZ aeo") for _ in range(rng.randint(4, 12)))
 
 
-def _distinct(rng: random.Random) -> list[int]:
-    return rng.sample(range(-20, 40), rng.randint(3, 8))
-
-
 def _one_to_one(rng: random.Random) -> dict[str, int]:
     keys = rng.sample("abcdefgh", rng.randint(2, 5))
     return dict(zip(keys, rng.sample(range(30), len(keys)), strict=True))
@@ -90,14 +90,6 @@ TASKS: tuple[Task, ...] = (
         [{"d": d} for d in (3, 4, 5, 7)],
     ),
     Task(
-        "long_words",
-        "Write a function `long_words(words)` that returns, in their order, the words of the list "
-        "`words` that have more than {n} letters.",
-        "def long_words(words):\n    return [w for w in words if len(w) > {n}]\n",
-        lambda rng: (_words(rng, (3, 7)),),
-        [{"n": n} for n in (2, 3, 4, 5)],
-    ),
-    Task(
         "count_letter_{c}",
         "Write a function `count_letter_{c}(s)` that returns how many times the letter '{c}' occurs "
         "in the string `s`.",
@@ -122,13 +114,6 @@ TASKS: tuple[Task, ...] = (
         [{"p": p} for p in (1, 2, 3)],
     ),
     Task(
-        "digit_sum",
-        "Write a function `digit_sum(n)` that returns the sum of the decimal digits of the "
-        "non-negative integer `n`.",
-        "def digit_sum(n):\n    return sum(int(c) for c in str(n))\n",
-        lambda rng: (rng.randint(0, 99999),),
-    ),
-    Task(
         "digit_product",
         "Write a function `digit_product(n)` that returns the product of the decimal digits of the "
         "positive integer `n`.",
@@ -137,32 +122,11 @@ TASKS: tuple[Task, ...] = (
         lambda rng: (rng.randint(1, 99999),),
     ),
     Task(
-        "reverse_words",
-        "Write a function `reverse_words(s)` that returns the words of the string `s` in reverse "
-        "order, joined by single spaces.",
-        "def reverse_words(s):\n    return ' '.join(reversed(s.split()))\n",
-        lambda rng: (_sentence(rng),),
-    ),
-    Task(
         "capitalize_words",
         "Write a function `capitalize_words(s)` that returns the string `s` with the first letter of "
         "every word upper case and the rest lower case, the words joined by single spaces.",
         "def capitalize_words(s):\n    return ' '.join(w.capitalize() for w in s.split())\n",
         lambda rng: (_sentence(rng),),
-    ),
-    Task(
-        "spread",
-        "Write a function `spread(nums)` that returns the difference between the largest and the "
-        "smallest number in the non-empty list `nums`.",
-        "def spread(nums):\n    return max(nums) - min(nums)\n",
-        lambda rng: (_ints(rng),),
-    ),
-    Task(
-        "second_largest",
-        "Write a function `second_largest(nums)` that returns the second largest distinct number in "
-        "the list `nums`, which holds at least two different numbers.",
-        "def second_largest(nums):\n    return sorted(set(nums))[-2]\n",
-        lambda rng: (_distinct(rng),),
     ),
     Task(
         "running_{what}",
@@ -308,14 +272,6 @@ TASKS: tuple[Task, ...] = (
         lambda rng: (rng.randint(1, 60) * (g := rng.randint(1, 6)), rng.randint(1, 60) * g),
     ),
     Task(
-        "is_prime",
-        "Write a function `is_prime(n)` that returns True when the integer `n` is a prime number, "
-        "else False.",
-        "def is_prime(n):\n    if n < 2:\n        return False\n    for k in range(2, int(n ** 0.5) + 1):\n"
-        "        if n % k == 0:\n            return False\n    return True\n",
-        lambda rng: (rng.randint(0, 60),),
-    ),
-    Task(
         "count_primes_below",
         "Write a function `count_primes_below(n)` that returns how many prime numbers are smaller than "
         "the integer `n`.",
@@ -375,12 +331,6 @@ TASKS: tuple[Task, ...] = (
         lambda rng: (_one_to_one(rng),),
     ),
     Task(
-        "total_value",
-        "Write a function `total_value(d)` that returns the sum of the values of the dictionary `d`.",
-        "def total_value(d):\n    return sum(d.values())\n",
-        lambda rng: (_dict(rng),),
-    ),
-    Task(
         "keys_{word}",
         "Write a function `keys_{word}(d, k)` that returns the sorted list of the keys of the "
         "dictionary `d` whose value is {phrase} `k`.",
@@ -397,14 +347,6 @@ TASKS: tuple[Task, ...] = (
         "the list `lists`, in order.",
         "def flatten(lists):\n    return [x for inner in lists for x in inner]\n",
         lambda rng: ([_ints(rng, 0, 9, (0, 3)) for _ in range(rng.randint(1, 4))],),
-    ),
-    Task(
-        "pairwise_{what}",
-        "Write a function `pairwise_{what}(a, b)` that returns the list of the {what}s of the numbers "
-        "at the same position in the lists `a` and `b`, which have the same length.",
-        "def pairwise_{what}(a, b):\n    return [x {op} y for x, y in zip(a, b)]\n",
-        lambda rng: (_ints(rng, size=(3, 3)), _ints(rng, size=(3, 3))),
-        [{"what": "sum", "op": "+"}, {"what": "product", "op": "*"}, {"what": "difference", "op": "-"}],
     ),
     Task(
         "count_upper",

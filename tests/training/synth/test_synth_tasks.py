@@ -16,7 +16,7 @@ STATED = SynthConfig(programs=0, rules=False, tasks=True, seed=5)
 
 def test_every_stated_task_names_its_function_and_defines_it():
     records = task_records(seed=5)
-    assert len({r.id for r in records}) == len(records) > 80
+    assert len({r.id for r in records}) == len(records) >= 75
     assert len({r.code for r in records}) == len(records)  # every variant is a different program
     for record in records:
         assert record.statement is not None and "{" not in record.statement
