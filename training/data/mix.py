@@ -25,14 +25,16 @@ SOURCES = {
     "(--repair-mode model); guided (the default, as the pipeline asks): fix examples only, the reply "
     "prefilled with the opening fence and answered by the original program alone",
     "solve": "the solve prompt (simulator.prompts.solve, prefilled fence, stop at the closing fence) on "
-    "the problem made from a synthesised program's signature and tests, answered by that program "
+    "the problem made from a synthesised program (its signature, or a stated task's statement) and tests, "
+    "answered by that program "
     "(sandbox-checked against every test)",
 }
 # train data --solve-url: the solve answers are the served model's own, not the synthesised program
 OWN_SOLVE_SOURCE = (
-    "the solve prompt (simulator.prompts.solve) on the problem made from a synthesised program's signature "
-    "and tests, answered by the first of a served model's own replies to that request that passes every "
-    "test in the sandbox (rejection sampling, training.data.solve.own_solve_examples)"
+    "the solve prompt (simulator.prompts.solve) on the problem made from a synthesised program (its "
+    "signature, or a stated task's statement) and tests, answered by the first of a served model's own "
+    "replies to that request that passes every test in the sandbox (rejection sampling, "
+    "training.data.solve.own_solve_examples)"
 )
 
 # train data --fix-url: the guided fix answers are the served model's own replies, not the original
