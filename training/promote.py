@@ -27,7 +27,7 @@ import datetime
 import json
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +64,13 @@ class Decision:
 
 
 def read_results(folder: Path) -> dict[str, dict[str, Any]]:
-    """``task -> results.json record`` of a ``train evaluate`` output folder."""
+    """``task -> results.json record`` of a ``train evaluate`` output folder, the task named by its
+    folder: ``train evaluate`` writes ``<task>/results.json``, and a second run of a task copied in
+    under another name (``mbpp-n8/``: sampled, n=8) is a task of its own, not a silent replacement."""
     records = {}
     for path in sorted(Path(folder).glob("*/results.json")):
         record = json.loads(path.read_text())
-        records[str(record.get("task", path.parent.name))] = record
+        records[path.parent.name] = record
         if record.get("task") == "self-rlef":
             records[REPAIR_REPLIES] = record
     if not records:
@@ -96,7 +98,8 @@ def decide(
         problem = _data_problem(task, a, b)
         if problem:
             raise PromoteError(problem)
-        decision.differences[task] = compare(a, b, measure=task if task == REPAIR_REPLIES else None)
+        diff = compare(a, b, measure=task if task == REPAIR_REPLIES else None)
+        decision.differences[task] = replace(diff, task=task)
         for name, record, weights in (("candidate", b, candidate_weights), ("current", a, current_weights)):
             served = (record.get("provenance") or {}).get("weights_sha256")
             if served and weights and served not in weights.values():

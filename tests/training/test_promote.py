@@ -12,16 +12,17 @@ from simulator.cli import EXIT_FAILED, EXIT_USAGE, main
 N = 40
 
 
-def results(folder, task, correct, *, path=None, sha="d" * 64, weights=None):
-    """A ``train evaluate`` task record: items 0..N-1, the first ``correct`` of them right."""
+def results(folder, task, correct, *, path=None, sha="d" * 64, weights=None, name=None):
+    """A ``train evaluate`` task record: items 0..N-1, the first ``correct`` of them right; in the
+    folder ``name`` (default: the task's)."""
     path = path or f"/bench/{task}/dev.jsonl"
     record = {
         "task": task,
         "items": [{"id": str(i), "correct": int(i < correct), "n": 1} for i in range(N)],
         "provenance": {"data": {"path": path, "sha256": sha}, "weights_sha256": weights},
     }
-    (folder / task).mkdir(parents=True, exist_ok=True)
-    (folder / task / "results.json").write_text(json.dumps(record))
+    (folder / (name or task)).mkdir(parents=True, exist_ok=True)
+    (folder / (name or task) / "results.json").write_text(json.dumps(record))
 
 
 def checkpoint(folder, weights, payload):
@@ -179,3 +180,13 @@ def test_repair_counts_programs_that_pass_every_test_not_the_public_one_alone(fo
     repair_results(folders / "eval-new", lambda i: 4, public_after=20, private_after=5)
     assert promote(folders, "--target", "self-rlef") == EXIT_FAILED
     assert "self-rlef n=40 a=0.125 b=0.125 diff=+0.000" in capsys.readouterr().out
+
+
+def test_a_second_run_of_a_task_in_its_own_folder_is_a_task_of_its_own(folders, capsys):
+    results(folders / "eval-old", "mbpp", 6)
+    results(folders / "eval-new", "mbpp", 7)  # greedy: one better, not significant
+    results(folders / "eval-old", "mbpp", 6, name="mbpp-n8")
+    results(folders / "eval-new", "mbpp", 16, name="mbpp-n8")  # sampled, named as the target
+    assert promote(folders, "--target", "mbpp-n8", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "mbpp-n8 n=40" in out and "mbpp n=40" in out and "PROMOTE" in out
