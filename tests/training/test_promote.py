@@ -70,10 +70,15 @@ def test_a_clear_gain_with_no_loss_is_promoted(folders, capsys):
     results(folders / "eval-new", "cruxeval-o", 16, weights="b" * 64)  # 10 items better, none worse
     results(folders / "eval-old", "mbpp", 3)
     results(folders / "eval-new", "mbpp", 2)  # one worse: not significant
+    (folders / "candidate" / "adapter" / "tokenizer.json").write_text("{}")  # as export writes it
     assert promote(folders) == 0
     out = capsys.readouterr().out
     assert "cruxeval-o n=40" in out and "PROMOTE" in out
     assert (folders / "current" / "adapter" / "adapter_model.safetensors").read_bytes() == b"new"
+    assert sorted(p.name for p in (folders / "current" / "adapter").iterdir()) == [
+        "adapter_config.json",
+        "adapter_model.safetensors",
+    ]
     manifest = json.loads((folders / "current" / "manifest.json").read_text())
     assert manifest["weights_sha256"] == {"model.safetensors": "b" * 64} and manifest["adapter"] == "adapter"
     assert manifest["promotion"]["replaced"]["weights_sha256"] == {"model.safetensors": "a" * 64}
