@@ -17,10 +17,8 @@ import json
 from pathlib import Path
 
 from simulator.evaluation.self_rlef import load, to_problem
-from simulator.pipeline.static import known_failure
+from simulator.pipeline.static import HARD_CODED, known_failure
 from simulator.problem import Problem
-
-HARD_CODED = "whatever its arguments"  # in the reason of a hard-coded function's Failure
 
 
 def hard_coded(problem: Problem, code: str | None) -> bool:

@@ -189,11 +189,12 @@ def _replace(
         },
     }
     staged = Path(tempfile.mkdtemp(prefix=".adapter-", dir=current))
+
     # the adapter alone (adapter_config.json, adapter_model.*): the export's tokenizer files and README
     # are the base model's, which `execsim model prepare` takes from the base
-    adapter_only = shutil.ignore_patterns(
-        "tokenizer*", "special_tokens_map.json", "chat_template*", "README.md"
-    )
+    def adapter_only(_folder: str, names: list[str]) -> list[str]:
+        return [name for name in names if not name.startswith("adapter_")]
+
     shutil.copytree(candidate / "adapter", staged, dirs_exist_ok=True, ignore=adapter_only)
     if (current / "adapter").exists():
         shutil.rmtree(current / "adapter")

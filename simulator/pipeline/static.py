@@ -69,6 +69,9 @@ _BRANCHING = (
 )
 
 
+HARD_CODED = "whatever its arguments"  # in the reason of a hard-coded function's Failure
+
+
 @dataclass(frozen=True)
 class Failure:
     """Why a program is judged wrong without simulating it (it fails every public test, or is
@@ -127,7 +130,7 @@ def known_failure(problem: Problem, code: str) -> Failure | None:
         reason = f"{name} returns {shorten(returned, 40)} on every call, which no public test expects"
         return Failure(reason, returned)
     if (constant := _hard_coded(entry)) is not None:
-        reason = f"{name} returns {shorten(constant, 40)} whatever its arguments: written in, not computed"
+        reason = f"{name} returns {shorten(constant, 40)} {HARD_CODED}: written in, not computed"
         return Failure(reason, constant)
     if _returns_nothing(entry) and unexpected("None"):
         reason = f"{name} has no return with a value (it returns None), which no public test expects"

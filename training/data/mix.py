@@ -26,8 +26,7 @@ SOURCES = {
     "prefilled with the opening fence and answered by the original program alone",
     "solve": "the solve prompt (simulator.prompts.solve, prefilled fence, stop at the closing fence) on "
     "the problem made from a synthesised program (its signature, or a stated task's statement) and tests, "
-    "answered by that program "
-    "(sandbox-checked against every test)",
+    "answered by that program (sandbox-checked against every test)",
 }
 # train data --solve-url: the solve answers are the served model's own, not the synthesised program
 OWN_SOLVE_SOURCE = (

@@ -168,8 +168,8 @@ def own_fix_examples(
     by_id = {item.record.id: item for item in checked}
     asked = [e for e in examples if e["style"] == "fix" and len(e["prompt"]) <= max_prompt_chars]
     counts: dict[str, Any] = {"model": model.name, "requests": len(asked), "samples": samples}
-    counts.update(passing_only=passing_only)
-    counts.update(replies=0, with_code=0, runs=0, constant=0, attempt_again=0, passing=0, kept=0)
+    counts.update(passing_only=passing_only, replies=0, with_code=0, runs=0, constant=0)
+    counts.update(attempt_again=0, passing=0, kept=0)
     problems = [by_id[e["program_id"]].problem for e in asked]
     attempts = run_tests(
         [(p, [e["attempt"]]) for p, e in zip(problems, asked, strict=True)], executor=executor
