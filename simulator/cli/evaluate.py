@@ -57,8 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--sims",
         type=int,
         default=1,
-        help="mbpp: simulations per public test, majority vote (default 1, greedy; more sample at "
-        "--temperature, default 0.8)",
+        help="mbpp, self-rlef: simulations per public test, majority vote (default 1, greedy; more "
+        "sample at --temperature, default 0.8)",
     )
     parser.add_argument("--out", type=Path, help="output folder (default ./out/eval-TASK)")
     parser.set_defaults(handler=_eval)

@@ -2,8 +2,9 @@
 
 Each problem (MBPP call-style, its first assert public and the rest private; or Code Jam stdin, public
 and private test files) goes through the real pipeline, ``simulator.pipeline.run`` with
-``RunSettings(k=1, turns=T, repair=MODE)``: solve one program, simulate it on the public tests, then up
-to T turns of the repair prompt fed with the simulated outputs. ``--repair`` picks who decides a turn
+``RunSettings(k=1, turns=T, repair=MODE, sims=M)``: solve one program, simulate it on the public tests
+(one greedy simulation, or ``--sims`` samples voting), then up to T turns of the repair prompt fed with
+the simulated outputs. ``--repair`` picks who decides a turn
 (``RunSettings.repair``): ``guided`` (the default) submits a program whose simulations match every
 public test without asking, asks for a program otherwise and keeps a fix only when its simulations
 match more public tests; ``model`` is the paper's scaffold, stopping at the model's ``#SUBMIT``. The
@@ -193,7 +194,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             turns=turns,
             repair=mode,
             fixes=ctx.settings.fixes,
-            sims=1,
+            sims=ctx.settings.sims,
             seed=ctx.settings.seed + index,
             temperature=temperature,
             top_p=ctx.settings.top_p,

@@ -5,13 +5,13 @@ the web app persists and forwards them, the evaluation aggregates them. What hap
 
 1. solve: one request with ``n=k`` samples, each streamed (``candidate_delta``) and parsed for a code
    block (``candidate_done``);
-2. simulate: every candidate x public test, concurrently (at most ``concurrency`` at a time), each
-   ``sims`` samples from one request (majority vote); in oracle mode the programs run for real instead;
-   with ``real`` each verdict also records the real output and the first NLEX claim the trace refutes;
-   a program known to fail without simulating it, or hard-coded (``static.known_failure`` says which
-   and why), is judged wrong (``source: checked``) and not simulated; the repair prompt shows what a
-   run of it would show (the literal it returns, ``[runtime_error] NameError: ...``), as for a
-   simulated output;
+2. simulate: every candidate x public test, concurrently (at most ``concurrency`` at a time), each one
+   greedy simulation or ``sims`` samples from one request (majority vote); in oracle mode the programs
+   run for real instead; with ``real`` each verdict also records the real output and the first NLEX
+   claim the trace refutes; a program known to fail without simulating it, or hard-coded
+   (``static.known_failure`` says which and why), is judged wrong (``source: checked``) and not
+   simulated; the repair prompt shows what a run of it would show (the literal it returns,
+   ``[runtime_error] NameError: ...``), as for a simulated output;
 3. select: most matching public tests wins, ties broken by a ``random.Random(seed)``;
 4. repair: up to ``turns`` turns of a repair request with the attempt's feedback; every new program is
    simulated (or run, in oracle mode) on the public tests, labelled with its ``turn``.
@@ -249,14 +249,16 @@ class Job:
         max_tokens: int | None = None,
         on_delta: Callable[[int, str], None],
         repetition: Mapping[str, int] | None = None,
+        temperature: float | None = None,
     ) -> ChatResult:
+        """One request at the run's sampling settings (``temperature`` overrides the run's)."""
         self.requests += 1
         deltas = DeltaBuffer(on_delta)
         try:
             result = await self.client.chat(
                 messages,
                 n=n,
-                temperature=self.settings.temperature,
+                temperature=self.settings.temperature if temperature is None else temperature,
                 top_p=self.settings.top_p,
                 max_tokens=max_tokens or self.settings.max_tokens,
                 stop=stop,
@@ -268,6 +270,14 @@ class Job:
             deltas.flush()
         self.tokens += result.completion_tokens
         return result
+
+    @property
+    def simulation_temperature(self) -> float:
+        """One simulation is greedy: the model's likeliest run, the same verdict each time, and the
+        one ``execsim eval mbpp`` measures Best@k with; ``sims`` > 1 samples vote at the run's
+        temperature. As judges of MBPP dev attempts the two were as good (docs/results.md, Issue 12
+        section 23)."""
+        return 0.0 if self.settings.sims == 1 else self.settings.temperature
 
     async def simulate_samples(
         self,
@@ -297,7 +307,9 @@ class Job:
 
         try:
             if narrate:
-                result = await self.chat(messages, n=n, stop=stop, on_delta=on_delta)
+                result = await self.chat(
+                    messages, n=n, stop=stop, on_delta=on_delta, temperature=self.simulation_temperature
+                )
                 replies = await asyncio.gather(
                     *(self.finish(messages, choice, stop, call, on_delta) for choice in result.choices)
                 )
@@ -363,6 +375,7 @@ class Job:
             stop=stop,
             max_tokens=simulate.ANSWER_TOKENS,
             on_delta=stream,
+            temperature=self.simulation_temperature,
         )
         return [(prefill + c.text, c.deltas, c.finish_reason == "length", False) for c in result.choices]
 

@@ -86,6 +86,12 @@ FIXES_HELP = (
 REPAIR_LABELS = {"guided": "Guided", "model": "Model (the paper's scaffold)"}
 
 
+SIMS_HELP = (
+    "One simulation is greedy, the model's likeliest run of the program; more are sampled at the "
+    "temperature and vote (the most common output is the verdict)."
+)
+
+
 NARRATE_HELP = (
     "Off by default: the default model predicts outputs better when it answers at once, with a tenth "
     "of the tokens. CRUXEval-O dev (200 programs, greedy, the app's simulate request): 0.205 narrated, "
@@ -117,7 +123,9 @@ class SolveForm(forms.Form):
         label="Replies per repair turn",
         help_text=FIXES_HELP,
     )
-    sims = forms.IntegerField(min_value=1, initial=RunSettings.sims, label="Simulations per test")
+    sims = forms.IntegerField(
+        min_value=1, initial=RunSettings.sims, label="Simulations per test", help_text=SIMS_HELP
+    )
     narrate = forms.BooleanField(
         required=False,
         initial=RunSettings.narrate,

@@ -164,6 +164,21 @@ def test_majority_vote_over_several_simulations() -> None:
     assert sorted(e.payload["sample"] for e in samples) == [0, 1, 2]
 
 
+def test_one_simulation_is_greedy_and_several_sample_at_the_run_temperature() -> None:
+    """A lone simulation is the verdict: the model's likeliest run, not a draw at 0.8; votes sample."""
+
+    def temperatures(sims: int) -> tuple[set[float], set[float]]:
+        script = PipelineScript(solve=RIGHT, simulate=perfect_simulator)
+        server = FakeModelServer(script)
+        run_script(script, server=server, k=2, turns=0, sims=sims, temperature=0.8)
+        simulated = [b["messages"][0]["content"] == simulate.SYSTEM for b in server.requests]
+        solving = {b["temperature"] for b, sim in zip(server.requests, simulated, strict=True) if not sim}
+        return solving, {b["temperature"] for b, sim in zip(server.requests, simulated, strict=True) if sim}
+
+    assert temperatures(1) == ({0.8}, {0.0})
+    assert temperatures(3) == ({0.8}, {0.8})
+
+
 def test_repair_stops_on_submit() -> None:
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=["```#SUBMIT```"])
     events = run_script(script, k=1, turns=3, seed=0, repair="model")
