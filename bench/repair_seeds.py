@@ -4,11 +4,13 @@
 
 One ``execsim eval self-rlef`` run counts a handful of programs that repair fixed or broke, and two
 runs of the same settings with other seeds disagree by as much (docs/results.md, section 23). This
-pools the runs of one setting: for the public and the private tests, the fail -> pass and pass -> fail
-counts summed over the runs, and the mean change per problem (final minus initial pass, averaged over
-the runs) with a paired bootstrap interval over problems (``paired.paired_bootstrap``: the problem is
-the unit, its seeds kept together). Given a second group (``--then``), the same for it, and the
-paired difference of the final pass rates per problem (second group minus first).
+pools the runs of one setting: how often the simulation judged the first attempts right, by what they
+really do (pass every test, the public one only, or fail it); for the public and the private tests,
+the fail -> pass and pass -> fail counts summed over the runs, and the mean change per problem (final
+minus initial pass, averaged over the runs) with a paired bootstrap interval over problems
+(``paired.paired_bootstrap``: the problem is the unit, its seeds kept together). Given a second group
+(``--then``), the same for it, and the paired difference of the final pass rates per problem (second
+group minus first).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ SPLITS = ("public", "private")
 
 
 def read(folders: list[Path]) -> list[dict[str, Any]]:
+    missing = [str(folder) for folder in folders if not (folder / "results.json").is_file()]
+    if missing:
+        raise SystemExit(f"no results.json in {', '.join(missing)} (run execsim eval self-rlef --out there)")
     records = [json.loads((folder / "results.json").read_text()) for folder in folders]
     for folder, record in zip(folders, records, strict=True):
         if record.get("task") != "self-rlef":
@@ -46,8 +51,32 @@ def mean(pairs: list[tuple[bool, bool]], which: int) -> float:
     return sum(p[which] for p in pairs) / len(pairs)
 
 
+CLASSES = {  # what a first attempt really does: (passes the public test, passes the private tests)
+    "passing every test": (True, True),
+    "passing the public test only": (True, False),
+    "failing the public test": (False, None),
+}
+
+
+def judged_right(records: list[dict[str, Any]], real: tuple[bool, bool | None]) -> tuple[int, int]:
+    """First attempts whose real (public, private) passes are ``real`` (None: either), and of them
+    those the simulation judged right (submitted without a repair request: ``repair_by_simulation``)."""
+    attempts = [
+        item
+        for record in records
+        for item in record["items"]
+        if item["initial"]["code"] is not None
+        and bool(item["initial"]["public"]) == real[0]
+        and real[1] in (None, bool(item["initial"]["private"]))
+    ]
+    return sum(item["repair_by_simulation"] > 0 for item in attempts), len(attempts)
+
+
 def group_lines(name: str, records: list[dict[str, Any]]) -> list[str]:
     lines = [f"{name}: {len(records)} runs"]
+    for word, real in CLASSES.items():
+        right, total = judged_right(records, real)
+        lines.append(f"  first attempts {word}, judged right by simulation: {right} of {total}")
     for split in SPLITS:
         by_problem = outcomes(records, split)
         runs = [pair for pairs in by_problem.values() for pair in pairs]

@@ -71,7 +71,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "new programs not known to fail, the one whose verdicts match the most public tests is the fix",
     )
     solve.add_argument(
-        "--sims", type=int, default=RunSettings.sims, help="simulations per test, majority vote"
+        "--sims",
+        type=int,
+        default=RunSettings.sims,
+        help="simulations per test (default 1, greedy; more sample at --temperature and vote)",
     )
     solve.add_argument(
         "--narrate",
@@ -94,7 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     what = simulate.add_mutually_exclusive_group(required=True)
     what.add_argument("--call", help="expression to evaluate after the code, e.g. 'f(1, 2)'")
     what.add_argument("--stdin", type=Path, help="file fed to the program on stdin ('-' reads this stdin)")
-    simulate.add_argument("--sims", type=int, default=1, help="simulations, majority vote (default 1)")
+    simulate.add_argument(
+        "--sims", type=int, default=1, help="simulations (default 1, greedy; more sample and vote)"
+    )
     _sampling(simulate, temperature=0.0)
     simulate.set_defaults(handler=_simulate)
 
