@@ -134,7 +134,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     data.add_argument(
         "--solve-model", help="model name at --solve-url (default: EXECSIM_MODEL_NAME or the default model)"
     )
-    data.add_argument("--solve-samples", type=int, default=4, help="replies asked per problem (--solve-url)")
+    data.add_argument(
+        "--solve-samples", type=int, default=4, help="replies asked per problem (--solve-url, --simulate-url)"
+    )
+    data.add_argument(
+        "--simulate-url",
+        help="simulate the own programs of the model at this OpenAI-compatible URL (its replies to each "
+        "problem's solve request, passing or not) instead of the synthesised programs",
+    )
+    data.add_argument(
+        "--simulate-model", help="model name at --simulate-url (default: EXECSIM_MODEL_NAME or the default)"
+    )
     data.add_argument(
         "--fix-url",
         help="answer the guided fix examples with the own replies of the model at this OpenAI-compatible "
@@ -411,6 +421,7 @@ def _data(args: argparse.Namespace) -> int:
     )
     from training.data.mix import (
         OWN_FIX_SOURCE,
+        OWN_PROGRAM_SOURCE,
         OWN_SOLVE_SOURCE,
         MixError,
         card_markdown,
@@ -455,7 +466,16 @@ def _data(args: argparse.Namespace) -> int:
             bar("simulate examples", 0, 1)
             limit = {"max_completion_chars": args.max_completion_chars} if args.max_completion_chars else {}
             narration = answer_at_once if args.narration == "none" else partial(narrate, style=args.narration)
-            built["simulate"] = sft_examples(records, styles=styles, narrate=narration, **limit)
+            simulated = records
+            if args.simulate_url:
+                from simulator.llm import LLMError
+
+                try:
+                    simulated, counts["own_programs"] = _own_programs(records, args, bar)
+                except LLMError as exc:  # the server is down or refuses the request
+                    print(f"execsim train data: {exc}", file=sys.stderr)
+                    return EXIT_FAILED
+            built["simulate"] = sft_examples(simulated, styles=styles, narrate=narration, **limit)
             counts["sft_synth"] = len(built["simulate"])
             counts["narration"] = args.narration
             for path in args.annotations:
@@ -489,11 +509,26 @@ def _data(args: argparse.Namespace) -> int:
     counts["codegen"] = write_jsonl(args.out / "codegen.jsonl", codegen)
     sources = {"solve": OWN_SOLVE_SOURCE} if args.solve_url and "solve" in kinds else {}
     sources |= {"repair": OWN_FIX_SOURCE} if args.fix_url else {}
+    sources |= {"simulate": OWN_PROGRAM_SOURCE} if args.simulate_url and "simulate" in kinds else {}
     card = data_card(built=built, written=sft, shares=shares, seed=args.seed, details=counts, sources=sources)
     (args.out / "data-card.json").write_text(json.dumps(card, indent=2) + "\n")
     (args.out / "data-card.md").write_text(card_markdown(card))
     print(json.dumps(card, indent=2))
     return 0
+
+
+def _own_programs(
+    records: list[Any], args: argparse.Namespace, bar: _Bar
+) -> tuple[list[Any], dict[str, Any]]:
+    """--simulate-url: the served model's own programs for the problems of the records that pass
+    their tests (``training.data.solve.own_programs``), as records to simulate."""
+    from training.data.problems import passing
+    from training.data.solve import own_programs
+    from training.synth.sampler import ServedModel
+
+    checked, _ = passing(records)
+    model = ServedModel(args.simulate_url, args.simulate_model)
+    return own_programs(checked, model, samples=args.solve_samples, progress=bar)
 
 
 def _benchmark_index(folder: Path | None) -> dict[str, str]:

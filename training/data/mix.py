@@ -44,6 +44,14 @@ OWN_FIX_SOURCE = (
     "(training.data.repair.own_fix_examples)"
 )
 
+# train data --simulate-url: the simulated programs are the served model's own solve replies
+OWN_PROGRAM_SOURCE = (
+    "the simulate prompt (simulator.prompts.simulate; --styles) on a served model's own replies to the "
+    "solve request of each synthesised problem, passing or not (distinct programs that run without an "
+    "error on every test), on the problem's inputs, answered by the narration of the real trace "
+    "(training.data.solve.own_programs, simulator.nlex.narrator)"
+)
+
 
 class MixError(ValueError):
     pass
@@ -152,6 +160,11 @@ def card_markdown(card: dict[str, Any]) -> str:
         lines += ["", "Repair: " + ", ".join(f"{k} {v}" for k, v in card["repair"].items())]
     if card.get("solve"):
         lines += ["", "Solve (own solutions): " + ", ".join(f"{k} {v}" for k, v in card["solve"].items())]
+    if card.get("own_programs"):
+        lines += [
+            "",
+            "Simulate (own programs): " + ", ".join(f"{k} {v}" for k, v in card["own_programs"].items()),
+        ]
     lines += ["", "Programs are synthesised (training.synth); no example is drawn from a benchmark file."]
     return "\n".join(lines) + "\n"
 

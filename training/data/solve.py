@@ -24,6 +24,7 @@ taught the solve prompt to narrate).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from simulator.execution import RunPrograms
@@ -31,11 +32,13 @@ from simulator.problem import Problem
 from simulator.prompts import solve
 from training.data.problems import Checked, TestRun, run_tests
 from training.execution import run_programs
+from training.synth.records import IOPair, SynthRecord
 
 if TYPE_CHECKING:
     from training.synth.sampler import ServedModel
 
 OWN_SOURCE = "own solution"
+OWN_PROGRAM_SOURCE = "own program"
 
 
 def solve_completion(code: str) -> str:
@@ -115,6 +118,46 @@ def own_solve_examples(
             counts["answered"] += 1
             examples.append(_example(item, messages, passed[0], f"{OWN_SOURCE}: {model.name}"))
     return examples, counts
+
+
+def own_programs(
+    checked: Sequence[Checked],
+    model: ServedModel,
+    *,
+    samples: int = 4,
+    executor: RunPrograms = run_programs,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[list[SynthRecord], dict[str, Any]]:
+    """``model``'s own programs for the problems, passing or not, as records to simulate: the paper's
+    self-execution data. The pipeline asks the model to simulate its own attempts, most of them wrong,
+    and it judges them poorly (docs/results.md, issue 12 section 23); the simulate examples of these
+    records teach what those programs really do on the problem's inputs (``examples.sft_examples``
+    traces each run). Each distinct program that runs on every test without an error becomes a record
+    with the problem's inputs and no outputs (id ``<program id>-own<n>``); the counts say how many
+    replies, programs, runnable programs and passing ones there were."""
+    asked = _unique(checked)
+    counts: dict[str, Any] = {"model": model.name, "problems": len(asked), "samples": samples}
+    counts.update(replies=0, with_code=0, runnable=0, passing=0)
+    records: list[SynthRecord] = []
+    requests = [(item.problem, messages) for item, messages in asked]
+    replies = own_replies(
+        requests, model, samples=samples, executor=executor, progress=progress, label="own programs"
+    )
+    for (item, _), (texts, programs) in zip(asked, replies, strict=True):
+        counts["replies"] += len(texts)
+        counts["with_code"] += len(programs)
+        seen = {item.record.code.strip()}
+        for _, code, tests in programs:
+            if code.strip() in seen or any(t.status != "ok" for t in tests):
+                continue
+            seen.add(code.strip())
+            counts["runnable"] += 1
+            counts["passing"] += all(t.passed for t in tests)
+            own = f"{item.record.id}-own{len(seen) - 1}"
+            inputs = [IOPair(pair.input, pair.mutation) for pair in item.record.io]  # outputs: its own
+            source = f"{OWN_PROGRAM_SOURCE}: {model.name}"
+            records.append(replace(item.record, id=own, code=code, io=inputs, source=source))
+    return records, counts
 
 
 def _unique(checked: Sequence[Checked]) -> list[tuple[Checked, list[dict[str, str]]]]:

@@ -156,6 +156,40 @@ def test_own_solve_examples_keep_the_first_reply_that_passes_every_test():
         assert body["repetition_detection"] == solve.LOOP_STOP  # and at a loop
 
 
+def _own_attempts(body: dict) -> list[str]:
+    user = body["messages"][-2]["content"]
+    if "f(nums, k)" in user:  # a wrong program, a right one twice, one that raises
+        return ["def f(*args):\n    return None", OWN_P1, OWN_P1, "def f(nums, k):\n    return 1 / 0"]
+    return [OTHER, "def f(s):\n    return list(s)", "Line 1: x = 3", "def f(s):\n    return list(s)\n"]
+
+
+def test_own_programs_are_simulated_as_they_really_run_passing_or_not():
+    from training.data.examples import answer_at_once, sft_examples
+    from training.data.solve import own_programs
+    from training.synth.sampler import ServedModel
+
+    checked, _ = passing(records())
+    server = FakeModelServer(_own_attempts)
+    with server.serve() as url:
+        own, counts = own_programs(checked, ServedModel(url, server.model), samples=4)
+    # distinct programs that run on every test: not the one raising, not the synthesised one again
+    assert [(r.id, r.code.strip()) for r in own] == [
+        ("p1-own1", "def f(*args):\n    return None"),
+        ("p1-own2", OWN_P1),
+        ("p2-own1", "def f(s):\n    return list(s)"),
+    ]
+    assert all(r.source.startswith("own program: fake-model") for r in own)
+    assert [p.input for p in own[0].io] == [p.input for p in records()[0].io]
+    assert all(p.output is None for r in own for p in r.io)  # what they return is theirs, traced
+    assert counts | {"model": None} == {
+        "model": None, "problems": 2, "samples": 4, "replies": 8, "with_code": 7, "runnable": 3, "passing": 1,
+    }  # fmt: skip
+    examples = sft_examples(own, styles=("call",), narrate=answer_at_once)
+    answers = {(e["program_id"], e["completion"].rsplit("==", 1)[1].split()[0]) for e in examples}
+    assert ("p1-own1", "None") in answers and ("p1-own2", "28") in answers
+    assert ("p2-own1", "['a',") in answers  # list('abca'), not the reference's ['A', 'B', 'C', 'A']
+
+
 # Own replies to guided fix requests (FakeModelServer again): junk, a program that raises, one that
 # answers 0 to every test, a wrong one (twice), a right one (and the test adds the attempt again); for
 # p1 the right one is OWN_P1, for p2 every program is wrong (and p2 has one test, so answering one
@@ -244,6 +278,43 @@ def test_train_data_solve_url_writes_own_solutions_and_says_so(tmp_path, capsys)
     err = capsys.readouterr().err
     assert "execsim train data:" in err and "127.0.0.1:9" in err
     assert not (tmp_path / "down" / "sft.jsonl").exists()
+
+
+def test_train_data_simulate_url_simulates_own_programs_and_says_so(tmp_path, capsys):
+    from simulator.cli import EXIT_FAILED, main
+    from training.synth.pipeline import SynthConfig, synthesize, write
+
+    kept, card = synthesize(SynthConfig(programs=12, seed=5))
+    write(tmp_path / "synth", kept, card)
+    argv = ["train", "data", "--programs", str(tmp_path / "synth" / "programs.jsonl"), "--kinds", "simulate"]
+    argv += [
+        "--narration",
+        "none",
+        "--styles",
+        "call",
+        "--solve-samples",
+        "1",
+        "--simulate-model",
+        "fake-model",
+    ]
+    server = FakeModelServer(lambda body: "def f(*args):\n    return None")  # wrong, for every problem
+    with server.serve() as url:
+        assert main([*argv, "--out", str(tmp_path / "data"), "--simulate-url", url]) == 0
+    data_card = json.loads((tmp_path / "data" / "data-card.json").read_text())
+    asked = data_card["own_programs"]["problems"]
+    assert asked == len(server.requests) > 0 and data_card["own_programs"]["runnable"] == asked
+    assert "own replies to the solve request" in data_card["kinds"]["simulate"]["source"]
+    assert "Simulate (own programs)" in (tmp_path / "data" / "data-card.md").read_text()
+    rows = [json.loads(line) for line in (tmp_path / "data" / "sft.jsonl").read_text().splitlines()]
+    assert rows and all(
+        r["kind"] == "simulate" and r["completion"].rstrip().endswith("== None\n[/ANSWER]") for r in rows
+    )
+    assert all("return None" in r["prompt"] for r in rows)
+
+    down = "http://127.0.0.1:9/v1"  # nothing listens there
+    capsys.readouterr()
+    assert main([*argv, "--out", str(tmp_path / "down"), "--simulate-url", down]) == EXIT_FAILED
+    assert "127.0.0.1:9" in capsys.readouterr().err and not (tmp_path / "down" / "sft.jsonl").exists()
 
 
 def test_train_data_fix_url_answers_guided_fixes_with_own_replies_and_says_so(tmp_path):
