@@ -446,6 +446,8 @@ def _data(args: argparse.Namespace) -> int:
         raise UsageError("--solve-samples and --solve-limit must be >= 1")
     if args.fix_passing_only and not args.fix_url:
         raise UsageError("--fix-passing-only filters the own fixes of --fix-url: give --fix-url too")
+    if args.simulate_url and "simulate" not in kinds:
+        raise UsageError("--simulate-url answers simulate examples: it needs --kinds simulate")
     if args.fix_url and ("repair" not in kinds or args.repair_mode != "guided"):
         raise UsageError(
             "--fix-url answers guided fix examples: it needs --kinds repair and --repair-mode guided"
@@ -509,7 +511,7 @@ def _data(args: argparse.Namespace) -> int:
     counts["codegen"] = write_jsonl(args.out / "codegen.jsonl", codegen)
     sources = {"solve": OWN_SOLVE_SOURCE} if args.solve_url and "solve" in kinds else {}
     sources |= {"repair": OWN_FIX_SOURCE} if args.fix_url else {}
-    sources |= {"simulate": OWN_PROGRAM_SOURCE} if args.simulate_url and "simulate" in kinds else {}
+    sources |= {"simulate": OWN_PROGRAM_SOURCE} if args.simulate_url else {}
     card = data_card(built=built, written=sft, shares=shares, seed=args.seed, details=counts, sources=sources)
     (args.out / "data-card.json").write_text(json.dumps(card, indent=2) + "\n")
     (args.out / "data-card.md").write_text(card_markdown(card))

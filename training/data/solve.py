@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from training.synth.sampler import ServedModel
 
 OWN_SOURCE = "own solution"
-OWN_PROGRAM_SOURCE = "own program"
+OWN_PROGRAM = "own program"
 
 
 def solve_completion(code: str) -> str:
@@ -155,7 +155,7 @@ def own_programs(
             counts["passing"] += all(t.passed for t in tests)
             own = f"{item.record.id}-own{len(seen) - 1}"
             inputs = [IOPair(pair.input, pair.mutation) for pair in item.record.io]  # outputs: its own
-            source = f"{OWN_PROGRAM_SOURCE}: {model.name}"
+            source = f"{OWN_PROGRAM}: {model.name}"
             records.append(replace(item.record, id=own, code=code, io=inputs, source=source))
     return records, counts
 

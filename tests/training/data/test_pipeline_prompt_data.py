@@ -281,7 +281,7 @@ def test_train_data_solve_url_writes_own_solutions_and_says_so(tmp_path, capsys)
 
 
 def test_train_data_simulate_url_simulates_own_programs_and_says_so(tmp_path, capsys):
-    from simulator.cli import EXIT_FAILED, main
+    from simulator.cli import EXIT_FAILED, EXIT_USAGE, main
     from training.synth.pipeline import SynthConfig, synthesize, write
 
     kept, card = synthesize(SynthConfig(programs=12, seed=5))
@@ -311,6 +311,8 @@ def test_train_data_simulate_url_simulates_own_programs_and_says_so(tmp_path, ca
     )
     assert all("return None" in r["prompt"] for r in rows)
 
+    solve_only = [*argv, "--kinds", "solve", "--out", str(tmp_path / "x"), "--simulate-url", "http://x/v1"]
+    assert main(solve_only) == EXIT_USAGE  # nothing to simulate: said, not ignored
     down = "http://127.0.0.1:9/v1"  # nothing listens there
     capsys.readouterr()
     assert main([*argv, "--out", str(tmp_path / "down"), "--simulate-url", down]) == EXIT_FAILED
