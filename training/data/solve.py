@@ -101,17 +101,10 @@ def own_solve_examples(
     """One example per problem for which one of ``model``'s ``samples`` replies to the solve request
     passes every test in the sandbox (the first that does), and the counts: problems asked, replies,
     replies with a program, programs that pass, problems answered."""
-    asked = _unique(checked)
-    counts: dict[str, Any] = {"model": model.name, "problems": len(asked), "samples": samples}
-    counts.update(replies=0, with_code=0, passing=0, answered=0)
+    attempts, counts = _own_attempts(checked, model, samples, executor, progress, "own solutions")
+    counts.update(passing=0, answered=0)
     examples = []
-    requests = [(item.problem, messages) for item, messages in asked]
-    replies = own_replies(
-        requests, model, samples=samples, executor=executor, progress=progress, label="own solutions"
-    )
-    for (item, messages), (texts, programs) in zip(asked, replies, strict=True):
-        counts["replies"] += len(texts)
-        counts["with_code"] += len(programs)
+    for item, messages, programs in attempts:
         passed = [code for _, code, tests in programs if all(t.passed for t in tests)]
         counts["passing"] += len(passed)
         if passed:
@@ -135,17 +128,10 @@ def own_programs(
     traces each run). Each distinct program that runs on every test without an error becomes a record
     with the problem's inputs and no outputs (id ``<program id>-own<n>``); the counts say how many
     replies, programs, runnable programs and passing ones there were."""
-    asked = _unique(checked)
-    counts: dict[str, Any] = {"model": model.name, "problems": len(asked), "samples": samples}
-    counts.update(replies=0, with_code=0, runnable=0, passing=0)
+    attempts, counts = _own_attempts(checked, model, samples, executor, progress, "own programs")
+    counts.update(runnable=0, passing=0)
     records: list[SynthRecord] = []
-    requests = [(item.problem, messages) for item, messages in asked]
-    replies = own_replies(
-        requests, model, samples=samples, executor=executor, progress=progress, label="own programs"
-    )
-    for (item, _), (texts, programs) in zip(asked, replies, strict=True):
-        counts["replies"] += len(texts)
-        counts["with_code"] += len(programs)
+    for item, _, programs in attempts:
         seen = {item.record.code.strip()}
         for _, code, tests in programs:
             if code.strip() in seen or any(t.status != "ok" for t in tests):
@@ -158,6 +144,30 @@ def own_programs(
             source = f"{OWN_PROGRAM}: {model.name}"
             records.append(replace(item.record, id=own, code=code, io=inputs, source=source))
     return records, counts
+
+
+def _own_attempts(
+    checked: Sequence[Checked],
+    model: ServedModel,
+    samples: int,
+    executor: RunPrograms,
+    progress: Callable[[str, int, int], None] | None,
+    label: str,
+) -> tuple[list[tuple[Checked, list[dict[str, str]], list[tuple[str, str, list[TestRun]]]]], dict[str, Any]]:
+    """Each distinct problem with its solve messages and ``model``'s programs for it, each run on every
+    test (``own_replies``), and the counts every use of them reports: model, problems asked, samples,
+    replies, replies with a program."""
+    asked = _unique(checked)
+    counts: dict[str, Any] = {"model": model.name, "problems": len(asked), "samples": samples}
+    counts.update(replies=0, with_code=0)
+    requests = [(item.problem, messages) for item, messages in asked]
+    replies = own_replies(requests, model, samples=samples, executor=executor, progress=progress, label=label)
+    attempts = []
+    for (item, messages), (texts, programs) in zip(asked, replies, strict=True):
+        counts["replies"] += len(texts)
+        counts["with_code"] += len(programs)
+        attempts.append((item, messages, programs))
+    return attempts, counts
 
 
 def _unique(checked: Sequence[Checked]) -> list[tuple[Checked, list[dict[str, str]]]]:
