@@ -20,6 +20,14 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           the tied candidates): the figure without the draw's noise (bootstrap). With
                           n a multiple of k, each disjoint group of k candidates is one Best@k and the
                           expectations are averaged over the groups (n=8, k=4: two).
+- ``likely`` / ``sim-likely`` (in ``extra.paired`` only) by the likelihood of the expected output:
+                          for each public test the log-probability the model gives ``expected``
+                          as the answer of the same simulate request (``ChatClient.score``, the
+                          ending as the narrator writes it: ``simulate.answer_ending``), summed over
+                          the public tests; a candidate that cannot pass never wins. ``likely`` picks
+                          the likeliest; ``sim-likely`` picks by simulation, ties broken by that
+                          likelihood instead of at random. Each candidate's ``likelihood`` is in
+                          results.json.
 - ``best@k-oracle``       by real execution of the public test (the oracle of the papers), ties at random.
 - ``best@k-random``       the *expected* random pick: the mean correctness of the candidates in the
                           groups (pass@1 over them), not one draw (bootstrap).
@@ -34,7 +42,8 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
 with a paired bootstrap 95% interval (``paired.paired_bootstrap``): what selection by simulation gains
 over picking blindly; and minus the same selection without the static check (every candidate is
 simulated, so both are measured in one run): what the check adds; and ``agree``'s and
-``sim-agree``'s gains over the expected random pick and ``sim-agree``'s over ``sim``.
+``sim-agree``'s gains over the expected random pick and ``sim-agree``'s over ``sim``, and the same
+for ``likely`` and ``sim-likely``.
 ``extra.cannot_pass`` counts the candidates the check judged, and those of them that really passed
 (0 unless the check is wrong); ``extra.sim_matched_by_public_outcome`` how often the simulation
 matched among the candidates that really pass the public test and among those that fail it.
@@ -47,7 +56,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import math
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +72,7 @@ from simulator.pipeline.matching import majority, problem_matches
 from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.static import cannot_pass
 from simulator.problem import Problem
-from simulator.prompts import solve
+from simulator.prompts import simulate, solve
 from simulator.source import parse_python, same_program
 
 SOLVE_MAX_TOKENS = RunSettings.max_tokens  # what the app's solve request allows
@@ -108,7 +119,7 @@ def passes(item: dict[str, Any], code: str, tests: list[str]) -> bool:
     return run_check(with_imports(_prelude(item), code), tests, timeout_s=10.0)
 
 
-def pick(scores: list[float], rng: random.Random) -> int:
+def pick(scores: Sequence[Any], rng: random.Random) -> int:
     best = max(scores)
     return rng.choice([i for i, s in enumerate(scores) if s == best])
 
@@ -118,7 +129,7 @@ def public_asserts(problem: Problem) -> list[tuple[str, str]]:
     return [(f"{problem.entry_point}({t.input})", t.output) for t in problem.public_tests]
 
 
-def tie_expectation(scores: list[float], passed: list[bool]) -> float:
+def tie_expectation(scores: Sequence[Any], passed: list[bool]) -> float:
     """Expected correctness of picking uniformly among the top-scoring candidates."""
     best = max(scores)
     tied = [ok for score, ok in zip(scores, passed, strict=True) if score == best]
@@ -181,22 +192,40 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 return False
             return problem_matches(problem, expected, winner)  # the pipeline's rule; nothing runs
 
+        async def likelihood(c: int, t: int, code: str, expr: str, expected: str) -> float:
+            messages = cruxeval.messages(code, expr, cruxeval.SIMULATE_ANSWER)
+            ending = simulate.answer_ending(expected, expr)
+            return await ctx.requester.score(f"{item_id}/c{c}/t{t}", messages, ending)
+
         jobs = [
             (c, simulated_match(c, t, code, expr, expected))
             for c, code in enumerate(codes[:used])
             if code
             for t, (expr, expected) in enumerate(public)
         ]
-        matched = await asyncio.gather(*(job for _, job in jobs))  # all of an item's simulations at once
+        scored = [
+            (c, likelihood(c, t, code, expr, expected))
+            for c, code in enumerate(codes[:used])
+            if code
+            for t, (expr, expected) in enumerate(public)
+        ]
+        # all of an item's simulations and likelihoods at once
+        matched, logprobs = await asyncio.gather(
+            asyncio.gather(*(job for _, job in jobs)), asyncio.gather(*(job for _, job in scored))
+        )
         raw_scores = [0.0] * used
         for (c, _), match in zip(jobs, matched, strict=True):
             raw_scores[c] += int(match)
+        likely = [0.0 if code else -math.inf for code in codes[:used]]
+        for (c, _), logprob in zip(scored, logprobs, strict=True):
+            likely[c] += logprob
         # what the pipeline knows without simulating: a program that cannot pass scores nothing
         prelude = _prelude(item)  # the real runs have the test's imports: `math` may come from them
         checked = [
             cannot_pass(problem, with_imports(prelude, code)) if code else None for code in codes[:used]
         ]
         sim_scores = [0.0 if why else score for why, score in zip(checked, raw_scores, strict=True)]
+        likely = [-math.inf if why else score for why, score in zip(checked, likely, strict=True)]
         oracle_scores = [float(x) for x in real_public]
         agreement = [0] * used
         for g in groups:
@@ -207,7 +236,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         # the one drawn pick: from the first group, as a run of the pipeline with k candidates picks
         chosen = {"sim": pick(sim_scores[:k], rng), "oracle": pick(oracle_scores[:k], rng)}
 
-        def expected(scores: list[float]) -> float:
+        def expected(scores: Sequence[Any]) -> float:
             return sum(
                 tie_expectation([scores[i] for i in g], [real_all[i] for i in g]) for g in groups
             ) / len(groups)
@@ -225,6 +254,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                     "sim_matches": raw_scores[i] if i < used else None,
                     "cannot_pass": checked[i] if i < used else None,
                     "agreement": agreement[i] if i < used else None,
+                    "likelihood": likely[i] if i < used and math.isfinite(likely[i]) else None,
                 }
                 for i, (code, passed) in enumerate(zip(codes, real_all, strict=True))
             ],
@@ -236,6 +266,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 "sim-unchecked": expected(raw_scores),
                 "agree": expected([float(a) for a in agreement]),
                 "sim-agree": expected([s * (k + 1) + a for s, a in zip(sim_scores, agreement, strict=True)]),
+                "likely": expected(likely),
+                "sim-likely": expected(list(zip(sim_scores, likely, strict=True))),
                 "oracle": expected(oracle_scores),
                 "random": sum(real_all[:used]) / used,
             },
@@ -264,6 +296,9 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         f"best@{k}-agree-minus-random": ("random", "agree"),
         f"best@{k}-sim-agree-minus-random": ("random", "sim-agree"),
         f"best@{k}-sim-agree-minus-sim": ("sim", "sim-agree"),
+        f"best@{k}-likely-minus-random": ("random", "likely"),
+        f"best@{k}-sim-likely-minus-random": ("random", "sim-likely"),
+        f"best@{k}-sim-likely-minus-sim": ("sim", "sim-likely"),
     }.items():
         pairs = [(r["expected"][base], r["expected"][way]) for r in records]
         value, low, high = paired_bootstrap(pairs, seed=ctx.settings.seed)

@@ -138,6 +138,23 @@ class Requester:
         )
         return reply
 
+    async def score(self, item: str, messages: list[dict[str, str]], continuation: str) -> float:
+        """The log-probability of ``continuation`` after ``messages`` (``ChatClient.score``), from the
+        cache or the server."""
+        messages = [dict(m) for m in messages]
+        key = request_key(self.model, messages, {"score": continuation}, item)
+        hit = self.cache.get(key)
+        if hit is not None:
+            self.cached += 1
+            return float(hit["logprob"])
+        try:
+            logprob = await self.client.score(messages, continuation)
+        except (PromptTooLong, LLMRejected) as exc:
+            raise RequestRejected(str(exc)) from exc
+        self.sent += 1
+        self.cache.put(key, {"item": item, "logprob": logprob})
+        return logprob
+
     def client_for(self, item: str) -> CachingClient:
         return CachingClient(self, item)
 

@@ -6,6 +6,11 @@ stop strings cut the reply (excluded, as vLLM does), ``max_tokens`` truncates it
 ``finish_reason: "length"`` and ``repetition_detection`` ends it where its last tokens repeat, with
 ``finish_reason: "repetition"`` (a "token" here is one chunk of ``chunk_chars`` characters).
 
+A request for the log-probabilities of its own prompt (``prompt_logprobs``, what ``ChatClient.score``
+sends) is answered at once, not streamed: the final message in tokens of ``chunk_chars`` characters,
+the last one carrying the *scorer*'s log-probability for the whole request (by default 0.0: a model
+with no preference among answers).
+
 Replies come from a *responder*: a function of the request body returning one text per sample (a
 single string is repeated ``n`` times). It serves two ways:
 
@@ -31,6 +36,7 @@ from typing import Any
 import httpx
 
 Responder = Callable[[dict[str, Any]], "Sequence[str] | str"]
+Scorer = Callable[[dict[str, Any]], float]
 
 
 class ScriptedFailure(Exception):
@@ -43,7 +49,8 @@ class ScriptedFailure(Exception):
 
 
 class FakeModelServer:
-    """Scripted OpenAI-compatible server (a test double). ``requests`` records every chat body;
+    """Scripted OpenAI-compatible server (a test double). ``requests`` records every chat body
+    (``scored`` those asking for the prompt's log-probabilities);
     ``failures`` lists HTTP statuses to answer the next chat requests with, one per request."""
 
     def __init__(
@@ -56,8 +63,10 @@ class FakeModelServer:
         failures: Sequence[int] = (),
         delay_s: float = 0.0,
         root: str | None = None,
+        scorer: Scorer | None = None,
     ) -> None:
         self.responder = responder
+        self.scorer = scorer
         self.model = model
         self.root = root or f"/fake/{model}"  # the folder it says it serves, as vLLM does
         self.max_model_len = max_model_len
@@ -65,6 +74,7 @@ class FakeModelServer:
         self.failures = list(failures)
         self.delay_s = delay_s
         self.requests: list[dict[str, Any]] = []
+        self.scored: list[dict[str, Any]] = []  # the prompt_logprobs requests, apart from ``requests``
         self._lock = threading.Lock()
 
     # -- the protocol, independent of how it is served -------------------------------------------
@@ -79,6 +89,36 @@ class FakeModelServer:
         if self.max_model_len is not None:
             entry["max_model_len"] = self.max_model_len
         return {"object": "list", "data": [entry]}
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, list[bytes], str]:
+        """(HTTP status, body pieces, content type) for one chat request."""
+        if "prompt_logprobs" in body:
+            status, pieces = self.score_body(body)
+            return status, pieces, "application/json"
+        status, pieces = self.chat_events(body)
+        return status, pieces, "text/event-stream" if status == 200 else "application/json"
+
+    def score_body(self, body: dict[str, Any]) -> tuple[int, list[bytes]]:
+        """A non-streamed reply holding ``prompt_logprobs`` for the final message's tokens."""
+        with self._lock:
+            self.scored.append(body)
+        text = body["messages"][-1]["content"]
+        tokens = [text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
+        logprob = self.scorer(body) if self.scorer is not None else 0.0
+        prompt_logprobs: list[dict[str, Any] | None] = [None]
+        for i, token in enumerate(tokens):
+            value = logprob if i == len(tokens) - 1 else 0.0
+            prompt_logprobs.append({str(i): {"logprob": value, "rank": 1, "decoded_token": token}})
+        reply = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "model": self.model,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "length"}
+            ],
+            "prompt_logprobs": prompt_logprobs,
+        }
+        return 200, [_json(reply)]
 
     def chat_events(self, body: dict[str, Any]) -> tuple[int, list[bytes]]:
         """(HTTP status, body pieces) for one chat request; pieces of a 200 are SSE events."""
@@ -150,9 +190,8 @@ class FakeModelServer:
             if request.method == "GET" and request.url.path.endswith("/models"):
                 return httpx.Response(200, json=self.models_body())
             if request.method == "POST" and request.url.path.endswith("/chat/completions"):
-                status, pieces = self.chat_events(json.loads(request.content))
-                headers = {"content-type": "text/event-stream" if status == 200 else "application/json"}
-                return httpx.Response(status, content=b"".join(pieces), headers=headers)
+                status, pieces, kind = self.answer(json.loads(request.content))
+                return httpx.Response(status, content=b"".join(pieces), headers={"content-type": kind})
             return httpx.Response(404, json={"detail": "Not Found"})
 
         return httpx.MockTransport(handle)
@@ -180,9 +219,7 @@ class FakeModelServer:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, [_json({"detail": "Not Found"})], "application/json")
                     return
-                status, pieces = double.chat_events(body)
-                kind = "text/event-stream" if status == 200 else "application/json"
-                self._send(status, pieces, kind)
+                self._send(*double.answer(body))
 
             def _send(self, status: int, pieces: list[bytes], kind: str) -> None:
                 self.send_response(status)

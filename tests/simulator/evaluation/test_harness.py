@@ -309,6 +309,8 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
         "sim-unchecked": 0.5,
         "agree": 0.5,  # two different programs: each agrees with itself only
         "sim-agree": 0.5,
+        "likely": 0.5,  # the test double's scorer has no preference: every candidate ties
+        "sim-likely": 0.5,
         "oracle": 0.5,
         "random": 0.5,
     }
@@ -319,6 +321,8 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
         "sim-unchecked": 1.0,
         "agree": 0.5,
         "sim-agree": 1.0,
+        "likely": 0.5,
+        "sim-likely": 1.0,
         "oracle": 1.0,
         "random": 0.5,
     }
@@ -503,10 +507,44 @@ async def test_mbpp_with_n_a_multiple_of_k_averages_best_at_k_over_disjoint_grou
         "sim-unchecked": 1.0,
         "agree": 0.75,  # group 1: 0.5 (no agreement); group 2: 1.0 (the same right program twice)
         "sim-agree": 1.0,
+        "likely": 0.75,
+        "sim-likely": 1.0,
         "oracle": 1.0,
         "random": 0.75,
     }
     assert record["extra"]["paired"]["best@2-sim-minus-random"]["value"] == pytest.approx(0.25)
+
+
+@pytest.mark.asyncio
+async def test_mbpp_ranks_candidates_by_how_likely_the_model_finds_the_expected_output(
+    tmp_path: Path,
+) -> None:
+    """Both candidates are simulated as returning 1 (neither matches triple(1) == 3), but the model
+    finds the expected output likelier after the right program: selection by likelihood picks it,
+    and so does selection by simulation with that likelihood breaking the tie."""
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
+    wrong, right = MBPP_SOLVES["triple"]
+
+    def respond(body: dict[str, Any]) -> list[str]:
+        if body["messages"][0]["role"] == "system":
+            return [wrong, right][: body["n"]]
+        return ["[ANSWER]\nassert triple(1) == 1\n[/ANSWER]"] * body["n"]
+
+    def scorer(body: dict[str, Any]) -> float:  # the likelihood of "3": higher after the right program
+        return -0.5 if "x * 3" in body["messages"][-2]["content"] else -4.0
+
+    server = FakeModelServer(respond, scorer=scorer)
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2)
+    record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(server))
+
+    only = record["items"][0]
+    assert [c["sim_matches"] for c in only["candidates"]] == [0, 0]
+    assert [c["likelihood"] for c in only["candidates"]] == [-4.0, -0.5]
+    assert only["expected"]["sim"] == 0.5 and only["expected"]["random"] == 0.5
+    assert only["expected"]["likely"] == 1.0 and only["expected"]["sim-likely"] == 1.0
+    assert record["extra"]["paired"]["best@2-sim-likely-minus-sim"]["value"] == pytest.approx(0.5)
+    endings = [body["messages"][-1]["content"] for body in server.scored]
+    assert endings == [simulate.answer_prefill("triple(1)") + " 3\n[/ANSWER]"] * 2  # the public test
 
 
 @pytest.mark.asyncio
@@ -574,9 +612,12 @@ async def test_mbpp_a_candidate_that_cannot_pass_scores_nothing_whatever_its_sim
         "sim-unchecked": 0.5,
         "agree": 0.5,
         "sim-agree": 1.0,
+        "likely": 1.0,  # a program that cannot pass is never the likeliest
+        "sim-likely": 1.0,
         "oracle": 1.0,
         "random": 0.5,
     }
+    assert only["candidates"][0]["likelihood"] is None
     assert record["extra"]["paired"]["best@2-sim-minus-sim-unchecked"]["value"] == pytest.approx(0.5)
     assert record["extra"]["cannot_pass"] == {"candidates": 1, "really_passed": 0}
 

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from simulator.execution.program import Program
+from simulator.execution.tracer import trace_in_process
+from simulator.nlex.narrator import answer
 from simulator.problem import Problem
 from simulator.prompts import VERSIONS, kind_of, repair, simulate, solve
 
@@ -107,3 +112,22 @@ def test_every_template_has_a_version() -> None:
     assert VERSIONS == {"solve": solve.VERSION, "simulate": simulate.VERSION, "repair": repair.VERSION}
     assert all(re.fullmatch(r"[a-z]+-v[0-9]+", v) for v in VERSIONS.values())
     assert solve.VERSION == "solve-v3"  # issue 12: prefilled fence, stop at the closing one, plain call
+
+
+@pytest.mark.parametrize(
+    ("code", "call", "stdin", "expected"),
+    [
+        ("def f(xs):\n    return [x * 2 for x in xs]\n", "f([1,2])", "", "[2,4]"),  # as a test writes it
+        ("def f(s):\n    return s.upper()\n", "f('a')", "", '"A"'),
+        ("print(int(input()) + 1)\n", None, "41\n", "42"),
+    ],
+)
+def test_the_ending_scored_for_an_output_is_what_the_narrator_answers_with_it(
+    code: str, call: str | None, stdin: str, expected: str
+) -> None:
+    """The model learned answers from the narrator (the training targets): an expected output is
+    scored in that form, a literal as its repr, so that the right value reads as the model writes it."""
+    program = Program(code=code, call=call, stdin=stdin or None)
+    traced = trace_in_process(code, call) if call else trace_in_process(code, stdin=stdin)
+    reply = simulate.EMPTY_THOUGHT + answer(traced.trace, program)
+    assert reply == simulate.answer_prefill(call) + simulate.answer_ending(expected, call)

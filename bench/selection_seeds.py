@@ -1,0 +1,96 @@
+"""Does a way of picking a candidate beat another, over several MBPP runs? Issue 12, results.md
+section 24.
+
+    .venv/bin/python bench/selection_seeds.py runs/s22/mbpp-n8-{b,c} [--ways sim-likely:sim ...]
+
+One ``execsim eval mbpp --n 8 --k 4`` run holds a handful of problems where the ways of picking
+differ, and a run with fresh samples moves them (docs/results.md, sections 22 and 23). This pools
+the runs: per problem, each way's expected correctness (``items[].expected``) averaged over the runs
+that scored it, then each difference (``WAY:BASE``) with a paired bootstrap interval over problems
+(``paired.paired_bootstrap``: the problem is the unit, its runs kept together), and the problems
+better and worse. It also says how well the likelihood of the expected output separates the
+candidates that pass the public test from those that fail it, within a problem (pairs ranked right
+and wrong), which is what selection by likelihood has to work with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from simulator.evaluation.paired import paired_bootstrap
+
+DEFAULT_WAYS = ("sim:random", "likely:random", "sim-likely:random", "sim-likely:sim", "agree:random")
+
+
+def read(folders: list[Path]) -> list[dict[str, Any]]:
+    missing = [str(folder) for folder in folders if not (folder / "results.json").is_file()]
+    if missing:
+        raise SystemExit(f"no results.json in {', '.join(missing)} (run execsim eval mbpp --out there)")
+    records = [json.loads((folder / "results.json").read_text()) for folder in folders]
+    for folder, record in zip(folders, records, strict=True):
+        if record.get("task") != "mbpp":
+            raise SystemExit(f"{folder}: not an eval mbpp output (task {record.get('task')!r})")
+    return records
+
+
+def per_problem(records: list[dict[str, Any]], way: str) -> dict[str, float]:
+    """Each problem's expected correctness by ``way``, averaged over the runs."""
+    values: dict[str, list[float]] = defaultdict(list)
+    for record in records:
+        for item in record["items"]:
+            if way not in item["expected"]:
+                raise SystemExit(f"a run has no {way!r} selection (its results predate it)")
+            values[str(item["id"])].append(float(item["expected"][way]))
+    return {problem: sum(v) / len(v) for problem, v in values.items()}
+
+
+def ranked_pairs(records: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """(right, wrong, tied): pairs of one problem's candidates, one passing the public test and one
+    failing it, both with a likelihood, ranked by it."""
+    right = wrong = tied = 0
+    for record in records:
+        for item in record["items"]:
+            scored = [c for c in item["candidates"] if c.get("likelihood") is not None]
+            passing = [c["likelihood"] for c in scored if c["public_passed"]]
+            failing = [c["likelihood"] for c in scored if c["public_passed"] is False]
+            for p in passing:
+                for f in failing:
+                    right += p > f
+                    wrong += p < f
+                    tied += p == f
+    return right, wrong, tied
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="execsim eval mbpp output folders")
+    parser.add_argument("--ways", nargs="+", default=list(DEFAULT_WAYS), help="WAY:BASE differences")
+    args = parser.parse_args(argv)
+    records = read(args.runs)
+    print(f"{len(records)} runs, {len({str(i['id']) for r in records for i in r['items']})} problems")
+    print(f"{'difference':<24} {'value':>7}  {'95% CI':<18} better / worse")
+    for spec in args.ways:
+        way, _, base = spec.partition(":")
+        base = base or "random"
+        mine, theirs = per_problem(records, way), per_problem(records, base)
+        pairs = [(theirs[p], mine[p]) for p in sorted(mine)]
+        value, low, high = paired_bootstrap(pairs, seed=0)
+        better, worse = sum(b > a for a, b in pairs), sum(b < a for a, b in pairs)
+        name = f"{way} - {base}"
+        print(f"{name:<24} {value:+.4f}  [{low:+.4f}, {high:+.4f}]  {better} / {worse}")
+    right, wrong, tied = ranked_pairs(records)
+    total = right + wrong + tied
+    if total:
+        print(
+            f"likelihood, pairs of a problem's candidates (passing / failing the public test): "
+            f"{right} ranked right, {wrong} wrong, {tied} tied ({right / total:.1%} right)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
