@@ -23,7 +23,15 @@ from typing import Any
 
 from simulator.evaluation.paired import paired_bootstrap
 
-DEFAULT_WAYS = ("sim:random", "likely:random", "sim-likely:random", "sim-likely:sim", "agree:random")
+DEFAULT_WAYS = (
+    "sim:random",
+    "likely:random",
+    "sim-likely:random",
+    "sim-likely:sim",
+    "sim-likely-agree:random",
+    "sim-likely-agree:sim",
+    "agree:random",
+)
 
 
 def read(folders: list[Path]) -> list[dict[str, Any]]:
@@ -37,13 +45,14 @@ def read(folders: list[Path]) -> list[dict[str, Any]]:
     return records
 
 
-def per_problem(records: list[dict[str, Any]], way: str) -> dict[str, float]:
-    """Each problem's expected correctness by ``way``, averaged over the runs."""
+def per_problem(records: list[dict[str, Any]], way: str) -> dict[str, float] | None:
+    """Each problem's expected correctness by ``way``, averaged over the runs; None when a run has
+    no such way (its results predate it)."""
     values: dict[str, list[float]] = defaultdict(list)
     for record in records:
         for item in record["items"]:
             if way not in item["expected"]:
-                raise SystemExit(f"a run has no {way!r} selection (its results predate it)")
+                return None
             values[str(item["id"])].append(float(item["expected"][way]))
     return {problem: sum(v) / len(v) for problem, v in values.items()}
 
@@ -77,10 +86,13 @@ def main(argv: list[str] | None = None) -> int:
         way, _, base = spec.partition(":")
         base = base or "random"
         mine, theirs = per_problem(records, way), per_problem(records, base)
+        name = f"{way} - {base}"
+        if mine is None or theirs is None:
+            print(f"{name:<24} not in every run")
+            continue
         pairs = [(theirs[p], mine[p]) for p in sorted(mine)]
         value, low, high = paired_bootstrap(pairs, seed=0)
         better, worse = sum(b > a for a, b in pairs), sum(b < a for a, b in pairs)
-        name = f"{way} - {base}"
         print(f"{name:<24} {value:+.4f}  [{low:+.4f}, {high:+.4f}]  {better} / {worse}")
     right, wrong, tied = ranked_pairs(records)
     total = right + wrong + tied

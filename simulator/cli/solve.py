@@ -35,7 +35,7 @@ from simulator.llm.client import ChatClient
 from simulator.nlex.verify import Verification
 from simulator.pipeline.events import Event
 from simulator.pipeline.run import run
-from simulator.pipeline.settings import REPAIR_MODES, RunSettings, SettingsError
+from simulator.pipeline.settings import REPAIR_MODES, TIE_BREAKS, RunSettings, SettingsError
 from simulator.pipeline.single import simulate_program
 from simulator.problem import Problem, ProblemError
 from simulator.source import load_json
@@ -75,6 +75,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=RunSettings.sims,
         help="simulations per test (default 1, greedy; more sample at --temperature and vote)",
+    )
+    solve.add_argument(
+        "--ties",
+        choices=TIE_BREAKS,
+        default=RunSettings.ties,
+        help="how Best@k breaks a tie (default %(default)s): random, as in the paper; likelihood, the "
+        "candidate after which the model finds the expected outputs likeliest (docs/results.md)",
     )
     solve.add_argument(
         "--narrate",
@@ -126,7 +133,7 @@ def _solve(args: argparse.Namespace) -> int:
     problem = _load_problem(args.problem)
     settings = _settings(
         k=args.k, turns=args.turns, repair=args.repair, fixes=args.fixes, sims=args.sims,
-        oracle=args.oracle, real=args.real, seed=args.seed, narrate=args.narrate,
+        ties=args.ties, oracle=args.oracle, real=args.real, seed=args.seed, narrate=args.narrate,
         temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, model=args.model,
         concurrency=args.concurrency,
     )  # fmt: skip

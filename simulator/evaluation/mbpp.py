@@ -26,8 +26,10 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           ending as the narrator writes it: ``simulate.answer_ending``), summed over
                           the public tests; a candidate that cannot pass never wins. ``likely`` picks
                           the likeliest; ``sim-likely`` picks by simulation, ties broken by that
-                          likelihood instead of at random. Each candidate's ``likelihood`` is in
-                          results.json.
+                          likelihood instead of at random; ``sim-likely-agree`` by simulation,
+                          ties broken by that likelihood plus the log of the candidate's
+                          ``agreement`` (``weigh_by_agreement``: the program's share of the samples
+                          times the likelihood). Each candidate's ``likelihood`` is in results.json.
 - ``best@k-oracle``       by real execution of the public test (the oracle of the papers), ties at random.
 - ``best@k-random``       the *expected* random pick: the mean correctness of the candidates in the
                           groups (pass@1 over them), not one draw (bootstrap).
@@ -43,7 +45,7 @@ with a paired bootstrap 95% interval (``paired.paired_bootstrap``): what selecti
 over picking blindly; and minus the same selection without the static check (every candidate is
 simulated, so both are measured in one run): what the check adds; and ``agree``'s and
 ``sim-agree``'s gains over the expected random pick and ``sim-agree``'s over ``sim``, and the same
-for ``likely`` and ``sim-likely``.
+for ``likely``, ``sim-likely`` and ``sim-likely-agree``.
 ``extra.cannot_pass`` counts the candidates the check judged, and those of them that really passed
 (0 unless the check is wrong); ``extra.sim_matched_by_public_outcome`` how often the simulation
 matched among the candidates that really pass the public test and among those that fail it.
@@ -134,6 +136,13 @@ def tie_expectation(scores: Sequence[Any], passed: list[bool]) -> float:
     best = max(scores)
     tied = [ok for score, ok in zip(scores, passed, strict=True) if score == best]
     return sum(tied) / len(tied)
+
+
+def weigh_by_agreement(logprob: float, agreement: int) -> float:
+    """A candidate's likelihood of the expected outputs plus the log of how many candidates are the
+    same program: the probability the model puts on that program and those outputs together (it
+    sampled that program ``agreement`` times)."""
+    return logprob + math.log(agreement) if agreement > 0 else -math.inf
 
 
 def _matched_by_outcome(records: list[dict[str, Any]]) -> dict[str, list[int]]:
@@ -268,6 +277,12 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 "sim-agree": expected([s * (k + 1) + a for s, a in zip(sim_scores, agreement, strict=True)]),
                 "likely": expected(likely),
                 "sim-likely": expected(list(zip(sim_scores, likely, strict=True))),
+                "sim-likely-agree": expected(
+                    [
+                        (s, weigh_by_agreement(lp, a))
+                        for s, lp, a in zip(sim_scores, likely, agreement, strict=True)
+                    ]
+                ),
                 "oracle": expected(oracle_scores),
                 "random": sum(real_all[:used]) / used,
             },
@@ -299,6 +314,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         f"best@{k}-likely-minus-random": ("random", "likely"),
         f"best@{k}-sim-likely-minus-random": ("random", "sim-likely"),
         f"best@{k}-sim-likely-minus-sim": ("sim", "sim-likely"),
+        f"best@{k}-sim-likely-agree-minus-sim": ("sim", "sim-likely-agree"),
+        f"best@{k}-sim-likely-agree-minus-random": ("random", "sim-likely-agree"),
     }.items():
         pairs = [(r["expected"][base], r["expected"][way]) for r in records]
         value, low, high = paired_bootstrap(pairs, seed=ctx.settings.seed)

@@ -104,7 +104,10 @@ class FakeModelServer:
             self.scored.append(body)
         text = body["messages"][-1]["content"]
         tokens = [text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
-        logprob = self.scorer(body) if self.scorer is not None else 0.0
+        try:
+            logprob = self.scorer(body) if self.scorer is not None else 0.0
+        except ScriptedFailure as exc:
+            return exc.status, [_json({"error": {"message": exc.message, "code": exc.status}})]
         prompt_logprobs: list[dict[str, Any] | None] = [None]
         for i, token in enumerate(tokens):
             value = logprob if i == len(tokens) - 1 else 0.0

@@ -294,12 +294,7 @@ class Job:
         on parse failure) and texts. ``narrate``: an NLEX, then the answer; else the answer at once
         (``simulate.answer_prefill``)."""
         emit = emit or self.emit
-        if kind == "call":
-            assert call is not None
-            messages, stop = simulate.call_messages(code, call), simulate.CALL_STOP
-        else:
-            messages, stop = simulate.stdin_messages(code, input), simulate.STDIN_STOP
-            call = None
+        messages, stop, call = _simulate_request(code, kind, input, call)
         n = self.settings.sims
 
         def on_delta(sample: int, text: str) -> None:
@@ -439,7 +434,7 @@ class _SolveJob(Job):
                 "no_code", f"none of the {self.settings.k} candidates contained a ```python code block"
             )
         verdicts = await self._judge_all(codes, turn=0)
-        chosen = self._select(verdicts)
+        chosen = await self._select(codes, verdicts)
         code, final, turns_used, submitted = await self._repair(chosen, codes[chosen], verdicts[chosen])
         real = await self._execute_final(chosen, code, final) if self.settings.real else None
         self.emit(
@@ -573,21 +568,54 @@ class _SolveJob(Job):
 
     # -- 3. select ---------------------------------------------------------------------------------
 
-    def _select(self, verdicts: dict[int, list[_Verdict]]) -> int:
+    async def _select(self, codes: dict[int, str], verdicts: dict[int, list[_Verdict]]) -> int:
         self.stage("select", "started")
         scores = {c: sum(v.match for v in vs) for c, vs in verdicts.items()}
         source = "real execution" if self.settings.oracle else "simulation"
-        selection = best_of(scores, self.rng, tests=len(self.public), source=source)
+        top = max(scores.values())
+        tied = [c for c, score in scores.items() if score == top]
+        likelihoods, unscored = None, None
+        if self.settings.ties == "likelihood" and not self.settings.oracle and len(tied) > 1:
+            try:
+                likelihoods = await self._likelihoods({c: codes[c] for c in tied})
+            except (MalformedReply, PromptTooLong, LLMRejected) as exc:  # a server that cannot score
+                # (no prompt_logprobs): the run goes on, its ties broken at random
+                unscored = f"the likelihoods could not be had ({exc}); ties broken at random"
+        selection = best_of(scores, self.rng, tests=len(self.public), source=source, likelihoods=likelihoods)
+        extra: dict[str, Any] = {}
+        if likelihoods is not None:
+            extra["likelihoods"] = [likelihoods.get(c) for c in range(self.settings.k)]
         self.emit(
             "selected",
             candidate=selection.candidate,
             scores=[scores.get(c) for c in range(self.settings.k)],
             tied=list(selection.tied),
             seed=self.seed,
-            reason=selection.reason,
+            reason=selection.reason if unscored is None else f"{selection.reason} ({unscored})",
+            **extra,
         )
         self.stage("select", "finished")
         return selection.candidate
+
+    async def _likelihoods(self, codes: dict[int, str]) -> dict[int, float]:
+        """Per program not known to fail, the log-probability the model gives the expected outputs
+        of the public tests as the answers of their simulate requests, summed over the tests."""
+
+        async def one(code: str, test: TestCase) -> float:
+            program = program_for(self.problem, code, test)
+            messages, _, call = _simulate_request(code, self.problem.kind, test.input, program.call)
+            prefilled = [*messages, {"role": "assistant", "content": simulate.answer_prefill(call)}]
+            async with self.limit:
+                self.requests += 1
+                return await self.client.score(prefilled, simulate.answer_ending(test.output, call))
+
+        scored = [c for c, code in codes.items() if known_failure(self.problem, code) is None]
+        pairs = [(c, test) for c in scored for _, test in self.public]
+        logprobs = await asyncio.gather(*(one(codes[c], test) for c, test in pairs))
+        totals = dict.fromkeys(scored, 0.0)
+        for (c, _), logprob in zip(pairs, logprobs, strict=True):
+            totals[c] += logprob
+        return totals
 
     # -- 4. repair ---------------------------------------------------------------------------------
 
@@ -840,6 +868,17 @@ def _root(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup):
         exc = exc.exceptions[0]
     return exc
+
+
+def _simulate_request(
+    code: str, kind: str, input: str, call: str | None
+) -> tuple[list[dict[str, str]], tuple[str, ...], str | None]:
+    """The simulate request for one program on one input: messages, stop strings, and the call
+    (None for a stdin program)."""
+    if kind == "call":
+        assert call is not None
+        return simulate.call_messages(code, call), simulate.CALL_STOP, call
+    return simulate.stdin_messages(code, input), simulate.STDIN_STOP, None
 
 
 def _since(started: float) -> float:

@@ -24,6 +24,7 @@ INT_RANGES = {  # the bounds of RunSettings' integer fields, which the command l
     "concurrency": (1, 256),
 }
 REPAIR_MODES = ("guided", "model")  # how a repair turn is decided (RunSettings.repair)
+TIE_BREAKS = ("random", "likelihood")  # how Best@k breaks a tie (RunSettings.ties)
 
 
 @dataclass(frozen=True)
@@ -52,13 +53,21 @@ class RunSettings:
     they would all be the same); of the new programs not known to fail (``static.cannot_pass``),
     the one whose verdicts match the most public tests is the fix. One reply in five is no new
     program (the attempt again, or code that does not parse), and a turn's replies often hold a
-    passing program that is not the first (docs/results.md, "Issue 12")."""
+    passing program that is not the first (docs/results.md, "Issue 12").
+
+    ``ties``: how Best@k breaks a tie between candidates that match as many public tests. ``random``
+    as in the paper; ``likelihood`` by how likely the model finds the expected outputs after each
+    tied program (the log-probability of the expected answer as the end of the simulate request,
+    ``ChatClient.score``; one prompt read per candidate and public test, nothing sampled), then at
+    random among equals. Simulations rarely match, so most runs end in a tie (docs/results.md,
+    "Issue 12" section 24)."""
 
     k: int = 4
     turns: int = 0
     repair: str = "guided"
     fixes: int = 4
     sims: int = 1
+    ties: str = "random"
     oracle: bool = False
     real: bool = False
     narrate: bool = False
@@ -76,6 +85,8 @@ class RunSettings:
                 raise SettingsError(name, f"must be an integer from {low} to {high}, not {value!r}")
         if self.repair not in REPAIR_MODES:
             raise SettingsError("repair", f"must be one of {', '.join(REPAIR_MODES)}, not {self.repair!r}")
+        if self.ties not in TIE_BREAKS:
+            raise SettingsError("ties", f"must be one of {', '.join(TIE_BREAKS)}, not {self.ties!r}")
         for name in ("oracle", "real", "narrate"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(name, "must be true or false")

@@ -9,7 +9,7 @@ from django import forms
 from django.conf import settings
 from django.core.validators import MaxValueValidator
 
-from simulator.pipeline.settings import REPAIR_MODES, RunSettings
+from simulator.pipeline.settings import REPAIR_MODES, TIE_BREAKS, RunSettings
 from webapp.limits import code_errors
 
 
@@ -91,6 +91,15 @@ SIMS_HELP = (
 )
 
 
+# The measured effect of each way of breaking a tie, shown beside the field (docs/results.md).
+TIES_HELP = (
+    "How the pick among candidates that match as many public tests is made. At random: as in the "
+    "paper. By likelihood: the candidate after which the model finds the expected outputs likeliest "
+    "(one more prompt read per candidate and test, nothing sampled). MEASURED (docs/results.md, Issue 12, section 24)."
+)
+TIE_LABELS = {"random": "At random", "likelihood": "By likelihood of the expected outputs"}
+
+
 NARRATE_HELP = (
     "Off by default: the default model predicts outputs better when it answers at once, with a tenth "
     "of the tokens. CRUXEval-O dev (200 programs, greedy, the app's simulate request): 0.205 narrated, "
@@ -124,6 +133,13 @@ class SolveForm(forms.Form):
     )
     sims = forms.IntegerField(
         min_value=1, initial=RunSettings.sims, label="Simulations per test", help_text=SIMS_HELP
+    )
+    ties = forms.ChoiceField(
+        choices=[(way, TIE_LABELS[way]) for way in TIE_BREAKS],
+        required=False,
+        initial=RunSettings.ties,
+        label="Break ties",
+        help_text=TIES_HELP,
     )
     narrate = forms.BooleanField(
         required=False,
@@ -170,6 +186,7 @@ class SolveForm(forms.Form):
         if data.get("max_tokens") is None:  # blank: keep the pipeline's default
             data.pop("max_tokens", None)
         data["repair"] = data.get("repair") or RunSettings.repair  # recorded: the mode the run used
+        data["ties"] = data.get("ties") or RunSettings.ties
         if data.get("fixes") is None:
             data["fixes"] = RunSettings.fixes
         return data

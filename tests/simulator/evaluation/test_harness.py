@@ -4,6 +4,7 @@ against the real vLLM server."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -311,6 +312,7 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
         "sim-agree": 0.5,
         "likely": 0.5,  # the test double's scorer has no preference: every candidate ties
         "sim-likely": 0.5,
+        "sim-likely-agree": 0.5,
         "oracle": 0.5,
         "random": 0.5,
     }
@@ -323,6 +325,7 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
         "sim-agree": 1.0,
         "likely": 0.5,
         "sim-likely": 1.0,
+        "sim-likely-agree": 1.0,
         "oracle": 1.0,
         "random": 0.5,
     }
@@ -509,6 +512,7 @@ async def test_mbpp_with_n_a_multiple_of_k_averages_best_at_k_over_disjoint_grou
         "sim-agree": 1.0,
         "likely": 0.75,
         "sim-likely": 1.0,
+        "sim-likely-agree": 1.0,
         "oracle": 1.0,
         "random": 0.75,
     }
@@ -542,9 +546,38 @@ async def test_mbpp_ranks_candidates_by_how_likely_the_model_finds_the_expected_
     assert [c["likelihood"] for c in only["candidates"]] == [-4.0, -0.5]
     assert only["expected"]["sim"] == 0.5 and only["expected"]["random"] == 0.5
     assert only["expected"]["likely"] == 1.0 and only["expected"]["sim-likely"] == 1.0
+    assert only["expected"]["sim-likely-agree"] == 1.0  # one program each: the likelihood decides
     assert record["extra"]["paired"]["best@2-sim-likely-minus-sim"]["value"] == pytest.approx(0.5)
     endings = [body["messages"][-1]["content"] for body in server.scored]
     assert endings == [simulate.answer_prefill("triple(1)") + " 3\n[/ANSWER]"] * 2  # the public test
+
+
+@pytest.mark.asyncio
+async def test_mbpp_weighs_the_likelihood_by_how_often_the_model_wrote_the_program(tmp_path: Path) -> None:
+    """The right program, written twice, makes the expected output a little less likely than a
+    wrong one written once: the likelihood alone picks the wrong one, weighed by agreement the right
+    one (-1.2 + log 2 > -0.9)."""
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
+    wrong, right = MBPP_SOLVES["triple"]
+
+    def respond(body: dict[str, Any]) -> list[str]:
+        if body["messages"][0]["role"] == "system":
+            return [right, wrong, right][: body["n"]]
+        return ["[ANSWER]\nassert triple(1) == 0\n[/ANSWER]"] * body["n"]  # nothing matches
+
+    def scorer(body: dict[str, Any]) -> float:
+        return -1.2 if "x * 3" in body["messages"][-2]["content"] else -0.9
+
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=3, k=3)
+    record = await run(
+        settings, (mbpp.load, mbpp.evaluate), fake_client(FakeModelServer(respond, scorer=scorer))
+    )
+
+    only = record["items"][0]
+    assert [c["agreement"] for c in only["candidates"]] == [2, 1, 2]
+    assert only["expected"]["sim-likely"] == 0.0 and only["expected"]["sim-likely-agree"] == 1.0
+    assert mbpp.weigh_by_agreement(-1.2, 2) == pytest.approx(-1.2 + math.log(2))
+    assert mbpp.weigh_by_agreement(-1.2, 0) == -math.inf  # no program
 
 
 @pytest.mark.asyncio
@@ -614,6 +647,7 @@ async def test_mbpp_a_candidate_that_cannot_pass_scores_nothing_whatever_its_sim
         "sim-agree": 1.0,
         "likely": 1.0,  # a program that cannot pass is never the likeliest
         "sim-likely": 1.0,
+        "sim-likely-agree": 1.0,
         "oracle": 1.0,
         "random": 0.5,
     }

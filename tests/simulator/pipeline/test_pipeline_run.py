@@ -487,3 +487,57 @@ def test_the_users_own_code_is_candidate_0_and_no_solution_is_asked_for() -> Non
     assert kinds and all("<input>" in k for k in kinds)  # simulate requests only, no solve request
     assert events[-1].type == "run_finished" and events[-1].payload["code"] == own + "\n"
     assert [x.payload["passed"] for x in of_type(events, "execution")] == [True, True, True]
+
+
+def _nothing_matches(code: str, stdin: str) -> str:
+    return "<output>\n0\n"  # every candidate ties at 0 matches
+
+
+def test_a_tie_broken_by_likelihood_goes_to_the_program_the_expected_outputs_fit_best() -> None:
+    third = fence("n = int(input())\nprint(n * n)\n")
+    script = PipelineScript(solve=[WRONG, RIGHT, third], simulate=_nothing_matches)
+
+    def scorer(body: dict[str, Any]) -> float:  # the expected output is likelier after 2 * n
+        return -0.5 if "print(2 * n)" in question(body) else -6.0
+
+    for seed in range(4):
+        server = FakeModelServer(script, scorer=scorer)
+        events = run_script(script, server=server, k=3, turns=0, seed=seed, ties="likelihood")
+        selected = of_type(events, "selected")[0].payload
+        assert selected["candidate"] == 1 and selected["tied"] == [0, 1, 2]
+        assert selected["likelihoods"] == [-12.0, -1.0, -12.0]  # two public tests each
+        assert "it finds the expected outputs likeliest (log-probability -1.00" in selected["reason"]
+    endings = sorted({body["messages"][-1]["content"] for body in server.scored})
+    assert endings == [
+        simulate.answer_prefill(None) + "10\n</output>",
+        simulate.answer_prefill(None) + "4\n</output>",
+    ]
+    assert len(server.scored) == 3 * 2  # each tied program on each public test, once
+
+
+def test_ties_stay_random_by_default_and_when_the_server_cannot_score() -> None:
+    script = PipelineScript(solve=[WRONG, RIGHT], simulate=_nothing_matches)
+    server = FakeModelServer(script, scorer=lambda body: -1.0)
+    events = run_script(script, server=server, k=2, turns=0, seed=0)
+    assert server.scored == [] and "likelihoods" not in of_type(events, "selected")[0].payload
+
+    def unsupported(body: dict[str, Any]) -> float:
+        raise ScriptedFailure(400, "prompt_logprobs is not supported")
+
+    server = FakeModelServer(script, scorer=unsupported)
+    events = run_script(script, server=server, k=2, turns=0, seed=0, ties="likelihood")
+    selected = of_type(events, "selected")[0].payload
+    assert "chosen at random" in selected["reason"] and "could not be had" in selected["reason"]
+    assert events[-1].type == "run_finished"
+
+
+def test_a_program_known_to_fail_is_not_scored() -> None:
+    misnamed = fence("def thrice(x):\n    return 3 * x\n")
+    script = PipelineScript(
+        solve=[misnamed, fence("def twice(x):\n    return x\n")], simulate=perfect_simulator
+    )
+    server = FakeModelServer(script, scorer=lambda body: -2.0)
+    events = run_script(script, problem=CALL_PROBLEM, server=server, k=2, turns=0, seed=0, ties="likelihood")
+    selected = of_type(events, "selected")[0].payload
+    assert selected["scores"] == [0, 0] and selected["likelihoods"] == [None, -4.0]
+    assert selected["candidate"] == 1 and len(server.scored) == 2

@@ -24,6 +24,28 @@ def test_ties_are_broken_by_the_seeded_generator() -> None:
     assert "tied with" in best_of(scores, random.Random(5), tests=2).reason
 
 
+def test_a_tie_goes_to_the_candidate_that_finds_the_expected_outputs_likeliest() -> None:
+    scores = {0: 1, 1: 1, 2: 0, 3: 1}
+    likelihoods = {0: -4.5, 1: -0.25, 3: -7.0}
+    picks = {
+        best_of(scores, random.Random(seed), tests=2, likelihoods=likelihoods).candidate for seed in range(30)
+    }
+    assert picks == {1}
+    reason = best_of(scores, random.Random(0), tests=2, likelihoods=likelihoods).reason
+    assert reason == (
+        "candidate 1 matched 1 of 2 public tests in simulation; tied with 0, 3, it finds the expected "
+        "outputs likeliest (log-probability -0.25; 0: -4.50, 3: -7.00)"
+    )
+    # equal likelihoods stay a tie, broken at random; a candidate not scored never wins
+    equal = {0: -1.0, 1: -1.0}
+    assert {best_of(scores, random.Random(s), tests=2, likelihoods=equal).candidate for s in range(30)} == {
+        0,
+        1,
+    }
+    # a lone winner by matches needs no likelihood
+    assert best_of({0: 2, 1: 1}, random.Random(0), tests=2, likelihoods={1: 0.0}).candidate == 0
+
+
 def test_nothing_to_select_is_an_error() -> None:
     with pytest.raises(ValueError):
         best_of({}, random.Random(0), tests=1)

@@ -159,3 +159,22 @@ def test_narration_is_off_by_default_the_form_shows_why_and_a_run_can_ask_for_it
         client.post(f"/problems/{problem.pk}/solve/", form)
         run = Run.objects.filter(problem=problem).latest("created_at")
         assert run.settings["narrate"] is narrate and run.pipeline_settings.narrate is narrate
+
+
+def test_the_tie_break_is_a_choice_with_its_measured_effect_and_a_run_keeps_it(client, alice, problem):
+    from simulator.pipeline.settings import RunSettings
+    from webapp.runs.models import Run
+
+    client.force_login(alice)
+    page = client.get(f"/problems/{problem.pk}/").content.decode()
+    assert 'name="ties"' in page and "By likelihood of the expected outputs" in page
+    assert "docs/results.md" in page.split('name="ties"', 1)[1].split("</p>", 2)[1]
+    for chosen, ties in (({}, RunSettings.ties), ({"ties": "likelihood"}, "likelihood")):
+        form = {"k": 1, "turns": 0, "sims": 1, "temperature": 0.8, **chosen}
+        client.post(f"/problems/{problem.pk}/solve/", form)
+        run = Run.objects.filter(problem=problem).latest("created_at")
+        assert run.settings["ties"] == ties and run.pipeline_settings.ties == ties
+    before = Run.objects.count()
+    bad = {"k": 1, "turns": 0, "sims": 1, "temperature": 0.8, "ties": "best"}
+    page = client.post(f"/problems/{problem.pk}/solve/", bad, follow=True).content.decode()
+    assert "Not started: ties: Select a valid choice" in page and Run.objects.count() == before

@@ -127,3 +127,26 @@ def test_a_program_the_simulation_accepts_is_submitted_unasked_and_the_page_says
     assert 'data-testid="repair-submitted-unasked"' in page and "without asking the model" in page
     assert 'data-testid="repair-submitted"' not in page
     assert "Not asked: the program matched every public test at turn 1, so it was submitted." in page
+
+
+def test_a_tie_broken_by_likelihood_is_recorded_and_the_page_says_how(alice, client, monkeypatch):
+    def no_match(code: str, stdin: str) -> str:
+        return "<output>\n0\n"  # both candidates tie at 0 matches
+
+    def scorer(body) -> float:  # the expected outputs fit the right program best
+        return -0.5 if "print(2 * n)" in body["messages"][-2]["content"] else -3.0
+
+    server = FakeModelServer(PipelineScript(solve=[WRONG, RIGHT], simulate=no_match), scorer=scorer)
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
+        run = _run(alice, turns=0, ties="likelihood")
+        assert execute_run(str(run.id)) == Run.FINISHED
+    run.refresh_from_db()
+    assert run.pipeline_settings.ties == "likelihood"
+    assert Candidate.objects.get(run=run, index=1).selected
+    assert run.selected["likelihoods"] == [-6.0, -1.0]
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert "(tie broken by the likelihood of the expected outputs)" in page
+    assert 'data-testid="selected-likelihoods"' in page and "[-6.0, -1.0]" in page
