@@ -574,15 +574,29 @@ class _SolveJob(Job):
         source = "real execution" if self.settings.oracle else "simulation"
         top = max(scores.values())
         tied = [c for c, score in scores.items() if score == top]
-        likelihoods, unscored = None, None
+        agreement, likelihoods, unscored = None, None, None
+        if self.settings.ties == "agreement" and len(tied) > 1:
+            agreement = {
+                c: sum(same_program(codes[c], other, self.problem.kind) for other in codes.values())
+                for c in tied
+            }
         if self.settings.ties == "likelihood" and not self.settings.oracle and len(tied) > 1:
             try:
                 likelihoods = await self._likelihoods({c: codes[c] for c in tied})
             except (MalformedReply, PromptTooLong, LLMRejected) as exc:  # a server that cannot score
                 # (no prompt_logprobs): the run goes on, its ties broken at random
                 unscored = f"the likelihoods could not be had ({exc}); ties broken at random"
-        selection = best_of(scores, self.rng, tests=len(self.public), source=source, likelihoods=likelihoods)
+        selection = best_of(
+            scores,
+            self.rng,
+            tests=len(self.public),
+            source=source,
+            agreement=agreement,
+            likelihoods=likelihoods,
+        )
         extra: dict[str, Any] = {}
+        if agreement is not None:
+            extra["agreement"] = [agreement.get(c) for c in range(self.settings.k)]
         if likelihoods is not None:
             extra["likelihoods"] = [likelihoods.get(c) for c in range(self.settings.k)]
         self.emit(

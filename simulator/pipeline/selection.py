@@ -1,12 +1,13 @@
 """Best@k: pick the candidate whose outputs match the expected ones on the most public tests. Ties are
-broken uniformly at random with a seeded generator, so a recorded seed reproduces the choice, or,
-given each tied candidate's likelihood of the expected outputs (``RunSettings.ties``), by the
-likeliest, then at random among equals."""
+broken uniformly at random with a seeded generator, so a recorded seed reproduces the choice, or
+first (``RunSettings.ties``) by what else is known of the tied candidates: how many of the k
+candidates are the same program (``agreement``), or how likely the model finds the expected outputs
+after each (``likelihoods``); the seeded draw then picks among those still equal."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 
@@ -24,9 +25,11 @@ def best_of(
     *,
     tests: int,
     source: str = "simulation",
+    agreement: Mapping[int, int] | None = None,
     likelihoods: Mapping[int, float] | None = None,
 ) -> Selection:
     """``scores`` maps candidate index -> matched public tests (only candidates with code);
+    ``agreement`` maps a candidate -> how many candidates are the same program (itself included);
     ``likelihoods`` maps tied candidates -> the log-probability the model gives the expected outputs
     after them (a candidate left out is never the likeliest)."""
     if not scores:
@@ -35,15 +38,29 @@ def best_of(
     tied = tuple(sorted(c for c, s in scores.items() if s == top))
     reason = f"matched {top} of {tests} public tests in {source}"
     pool = tied
-    if len(tied) > 1 and likelihoods:
-        best = max(likelihoods.get(c, float("-inf")) for c in tied)
-        pool = tuple(c for c in tied if likelihoods.get(c, float("-inf")) == best)
-        others = ", ".join(f"{c}: {likelihoods[c]:.2f}" for c in tied if c not in pool and c in likelihoods)
+    if len(pool) > 1 and agreement:
+        most = max(agreement.get(c, 0) for c in pool)
+        kept = tuple(c for c in pool if agreement.get(c, 0) == most)
+        if len(kept) < len(pool):
+            reason += (
+                f"; tied with {_listed(c for c in pool if c not in kept)}, it is the program written "
+                f"most often ({most} of the {len(scores)} candidates with code)"
+            )
+        pool = kept
+    if len(pool) > 1 and likelihoods:
+        best = max(likelihoods.get(c, float("-inf")) for c in pool)
+        kept = tuple(c for c in pool if likelihoods.get(c, float("-inf")) == best)
+        others = ", ".join(f"{c}: {likelihoods[c]:.2f}" for c in pool if c not in kept and c in likelihoods)
         reason += (
-            f"; tied with {', '.join(str(c) for c in tied if c not in pool)}, it finds the expected "
-            f"outputs likeliest (log-probability {best:.2f}; {others or 'the others not scored'})"
+            f"; tied with {_listed(c for c in pool if c not in kept)}, it finds the expected outputs "
+            f"likeliest (log-probability {best:.2f}; {others or 'the others not scored'})"
         )
+        pool = kept
     chosen = pool[0] if len(pool) == 1 else rng.choice(pool)
     if len(pool) > 1:
-        reason += f"; tied with {', '.join(str(c) for c in pool if c != chosen)}, chosen at random"
+        reason += f"; tied with {_listed(c for c in pool if c != chosen)}, chosen at random"
     return Selection(candidate=chosen, score=top, tied=tied, reason=f"candidate {chosen} {reason}")
+
+
+def _listed(candidates: Iterable[int]) -> str:
+    return ", ".join(str(c) for c in candidates)

@@ -24,7 +24,7 @@ INT_RANGES = {  # the bounds of RunSettings' integer fields, which the command l
     "concurrency": (1, 256),
 }
 REPAIR_MODES = ("guided", "model")  # how a repair turn is decided (RunSettings.repair)
-TIE_BREAKS = ("random", "likelihood")  # how Best@k breaks a tie (RunSettings.ties)
+TIE_BREAKS = ("random", "agreement", "likelihood")  # how Best@k breaks a tie (RunSettings.ties)
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,12 @@ class RunSettings:
     passing program that is not the first (docs/results.md, "Issue 12").
 
     ``ties``: how Best@k breaks a tie between candidates that match as many public tests. ``random``
-    as in the paper; ``likelihood`` by how likely the model finds the expected outputs after each
-    tied program (the log-probability of the expected answer as the end of the simulate request,
-    ``ChatClient.score``; one prompt read per candidate and public test, nothing sampled), then at
-    random among equals. Simulations rarely match, so most runs end in a tie (docs/results.md,
-    "Issue 12" section 24)."""
+    as in the paper; ``agreement`` first by how many of the k candidates are the same program
+    (``source.same_program``; self-consistency of code, nothing asked); ``likelihood`` first by how
+    likely the model finds the expected outputs after each tied program (the log-probability of the
+    expected answer as the end of the simulate request, ``ChatClient.score``; one prompt read per
+    candidate and public test, nothing sampled); then at random among equals. Simulations rarely
+    match, so most runs end in a tie (docs/results.md, "Issue 12" section 24)."""
 
     k: int = 4
     turns: int = 0

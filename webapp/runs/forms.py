@@ -100,7 +100,11 @@ TIES_HELP = (
     "problems, k=4, two runs pooled, it picked a program passing every test +0.3 points more often "
     "than ties at random, 95% interval from -1.1 to +1.7 (docs/results.md, Issue 12, section 24)."
 )
-TIE_LABELS = {"random": "At random", "likelihood": "By likelihood of the expected outputs"}
+TIE_LABELS = {
+    "random": "At random",
+    "agreement": "By agreement (the program written most often)",
+    "likelihood": "By likelihood of the expected outputs",
+}
 
 
 NARRATE_HELP = (

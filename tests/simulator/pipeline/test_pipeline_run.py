@@ -541,3 +541,15 @@ def test_a_program_known_to_fail_is_not_scored() -> None:
     selected = of_type(events, "selected")[0].payload
     assert selected["scores"] == [0, 0] and selected["likelihoods"] == [None, -4.0]
     assert selected["candidate"] == 1 and len(server.scored) == 2
+
+
+def test_a_tie_broken_by_agreement_goes_to_the_program_written_most_often_without_asking() -> None:
+    same = fence("n = int(input())\n\nprint(2 * n)  # the same program, laid out otherwise\n")
+    script = PipelineScript(solve=[WRONG, RIGHT, same], simulate=_nothing_matches)
+    for seed in range(4):
+        server = FakeModelServer(script, scorer=lambda body: 0.0)
+        events = run_script(script, server=server, k=3, turns=0, seed=seed, ties="agreement")
+        selected = of_type(events, "selected")[0].payload
+        assert selected["candidate"] in (1, 2) and selected["agreement"] == [1, 2, 2]
+        assert "it is the program written most often (2 of the 3 candidates with code)" in selected["reason"]
+        assert server.scored == []  # nothing asked of the model

@@ -78,3 +78,16 @@ def test_majority_counts_equal_values_together_and_ignores_missing() -> None:
     assert tally == [{"predicted": "[1, 2]", "count": 2}, {"predicted": "3", "count": 1}]
     assert majority("stdin", ["a\n", "b\n"])[0] == "a\n"  # a tie goes to the first seen
     assert majority("stdin", [None, None]) == (None, [])
+
+
+def test_a_tie_goes_to_the_program_written_most_often_then_at_random() -> None:
+    scores = {0: 0, 1: 0, 2: 0, 3: 0}
+    agreement = {0: 1, 1: 2, 2: 1, 3: 2}  # 1 and 3 are the same program
+    picks = {best_of(scores, random.Random(s), tests=1, agreement=agreement).candidate for s in range(30)}
+    assert picks == {1, 3}
+    reason = best_of(scores, random.Random(0), tests=1, agreement=agreement).reason
+    assert "tied with 0, 2, it is the program written most often (2 of the 4 candidates with code)" in reason
+    assert reason.endswith("chosen at random")
+    # all as often: nothing to say, the draw decides among all
+    even = best_of(scores, random.Random(0), tests=1, agreement=dict.fromkeys(scores, 1))
+    assert "written most often" not in even.reason and "chosen at random" in even.reason
