@@ -96,9 +96,11 @@ TIES_HELP = (
     "How Best@k picks among candidates whose simulations match as many public tests (most often "
     "none). At random, as in the paper (the default). By likelihood: the candidate after which the "
     "model finds the expected outputs likeliest, read from one prompt per tied candidate and public "
-    "test, nothing sampled (about 1.5 s more a run here). Not shown to help: on the 162 MBPP dev "
-    "problems, k=4, two runs pooled, it picked a program passing every test +0.3 points more often "
-    "than ties at random, 95% interval from -1.1 to +1.7 (docs/results.md, Issue 12, section 24)."
+    "test, nothing sampled (median run 2.7 s -> 3.4 s on MBPP problems here). By agreement: the "
+    "program the model wrote most often, nothing asked. Neither is shown to help: on the 162 MBPP dev "
+    "problems, k=4, two fresh runs pooled each, ties by likelihood picked a program passing every "
+    "test +0.3 points more often than ties at random (95% interval -1.1 to +1.7), by agreement -0.2 "
+    "points (-0.7 to +0.3) (docs/results.md, Issue 12, section 24)."
 )
 TIE_LABELS = {
     "random": "At random",
