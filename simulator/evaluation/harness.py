@@ -51,6 +51,7 @@ class EvalSettings:
     repair: str = RunSettings.repair  # self-rlef: who decides a repair turn
     fixes: int = RunSettings.fixes  # self-rlef: replies a guided turn samples
     sims: int = 1  # mbpp: simulations per public test (majority vote)
+    likelihood: bool = True  # mbpp, k > 1: also pick by the likelihood of the expected outputs
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

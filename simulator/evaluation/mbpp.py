@@ -30,6 +30,9 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           ties broken by that likelihood plus the log of the candidate's
                           ``agreement`` (``weigh_by_agreement``: the program's share of the samples
                           times the likelihood). Each candidate's ``likelihood`` is in results.json.
+                          Measured only with k > 1, unless ``--no-likelihood`` (a run of n=8 takes
+                          about four times as long with it: vLLM reads a scored prompt without its
+                          cached prefix).
 - ``best@k-oracle``       by real execution of the public test (the oracle of the papers), ties at random.
 - ``best@k-random``       the *expected* random pick: the mean correctness of the candidates in the
                           groups (pass@1 over them), not one draw (bootstrap).
@@ -163,6 +166,7 @@ def _matched_by_outcome(records: list[dict[str, Any]]) -> dict[str, list[int]]:
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     k = ctx.settings.k
     sims = ctx.settings.sims
+    measure_likelihood = ctx.settings.likelihood and k > 1  # with one candidate there is no pick
     params = solve_params(ctx)
     sim_params = ctx.sampling(max_tokens=cruxeval.MAX_TOKENS[ctx.settings.prompt], n=sims)
     sim_params["stop"] = ["[/ANSWER]"]
@@ -215,7 +219,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         scored = [
             (c, likelihood(c, t, code, expr, expected))
             for c, code in enumerate(codes[:used])
-            if code
+            if code and measure_likelihood
             for t, (expr, expected) in enumerate(public)
         ]
         # all of an item's simulations and likelihoods at once
@@ -250,6 +254,20 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 tie_expectation([scores[i] for i in g], [real_all[i] for i in g]) for g in groups
             ) / len(groups)
 
+        by_likelihood = (
+            {
+                "likely": expected(likely),
+                "sim-likely": expected(list(zip(sim_scores, likely, strict=True))),
+                "sim-likely-agree": expected(
+                    [
+                        (s, weigh_by_agreement(lp, a))
+                        for s, lp, a in zip(sim_scores, likely, agreement, strict=True)
+                    ]
+                ),
+            }
+            if measure_likelihood
+            else {}
+        )
         finish = reply.finish_reasons or [None] * len(codes)
         return {
             "id": item_id,
@@ -263,7 +281,9 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                     "sim_matches": raw_scores[i] if i < used else None,
                     "cannot_pass": checked[i] if i < used else None,
                     "agreement": agreement[i] if i < used else None,
-                    "likelihood": likely[i] if i < used and math.isfinite(likely[i]) else None,
+                    "likelihood": likely[i]
+                    if i < used and measure_likelihood and math.isfinite(likely[i])
+                    else None,
                 }
                 for i, (code, passed) in enumerate(zip(codes, real_all, strict=True))
             ],
@@ -275,16 +295,9 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 "sim-unchecked": expected(raw_scores),
                 "agree": expected([float(a) for a in agreement]),
                 "sim-agree": expected([s * (k + 1) + a for s, a in zip(sim_scores, agreement, strict=True)]),
-                "likely": expected(likely),
-                "sim-likely": expected(list(zip(sim_scores, likely, strict=True))),
-                "sim-likely-agree": expected(
-                    [
-                        (s, weigh_by_agreement(lp, a))
-                        for s, lp, a in zip(sim_scores, likely, agreement, strict=True)
-                    ]
-                ),
                 "oracle": expected(oracle_scores),
                 "random": sum(real_all[:used]) / used,
+                **by_likelihood,
             },
             "solve_parsed": fenced,
             "solve_tokens": reply.completion_tokens,
@@ -304,7 +317,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     metrics[f"best@{k}-random"] = bootstrap([r["expected"]["random"] for r in records])
     gap = metrics[f"best@{k}-oracle"].value - metrics[f"best@{k}-sim"].value
     paired = {}
-    for name, (base, way) in {
+    ways = {
         f"best@{k}-sim-minus-random": ("random", "sim"),
         f"best@{k}-oracle-minus-random": ("random", "oracle"),
         f"best@{k}-sim-minus-sim-unchecked": ("sim-unchecked", "sim"),
@@ -316,7 +329,10 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         f"best@{k}-sim-likely-minus-sim": ("sim", "sim-likely"),
         f"best@{k}-sim-likely-agree-minus-sim": ("sim", "sim-likely-agree"),
         f"best@{k}-sim-likely-agree-minus-random": ("random", "sim-likely-agree"),
-    }.items():
+    }
+    for name, (base, way) in ways.items():
+        if records and way not in records[0]["expected"]:
+            continue  # measured without the likelihood (--no-likelihood, or k = 1)
         pairs = [(r["expected"][base], r["expected"][way]) for r in records]
         value, low, high = paired_bootstrap(pairs, seed=ctx.settings.seed)
         paired[name] = {

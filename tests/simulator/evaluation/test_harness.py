@@ -553,6 +553,19 @@ async def test_mbpp_ranks_candidates_by_how_likely_the_model_finds_the_expected_
 
 
 @pytest.mark.asyncio
+async def test_mbpp_without_the_likelihood_or_with_one_candidate_scores_nothing(tmp_path: Path) -> None:
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
+    for out, options in (("off", {"n": 2, "k": 2, "likelihood": False}), ("k1", {"n": 1, "k": 1})):
+        server = FakeModelServer(_mbpp_responder(), scorer=lambda body: -1.0)
+        settings = EvalSettings(task="mbpp", data=data, out=tmp_path / out, **options)
+        record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(server))
+        assert server.scored == []
+        only = record["items"][0]
+        assert "likely" not in only["expected"] and {c["likelihood"] for c in only["candidates"]} == {None}
+        assert not any("likely" in name for name in record["extra"]["paired"])
+
+
+@pytest.mark.asyncio
 async def test_mbpp_weighs_the_likelihood_by_how_often_the_model_wrote_the_program(tmp_path: Path) -> None:
     """The right program, written twice, makes the expected output a little less likely than a
     wrong one written once: the likelihood alone picks the wrong one, weighed by agreement the right
