@@ -210,27 +210,23 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             ending = simulate.answer_ending(expected, expr)
             return await ctx.requester.score(f"{item_id}/c{c}/t{t}", messages, ending)
 
-        jobs = [
-            (c, simulated_match(c, t, code, expr, expected))
+        asked = [  # each candidate with a program on each public test
+            (c, t, code, expr, expected)
             for c, code in enumerate(codes[:used])
             if code
             for t, (expr, expected) in enumerate(public)
         ]
-        scored = [
-            (c, likelihood(c, t, code, expr, expected))
-            for c, code in enumerate(codes[:used])
-            if code and measure_likelihood
-            for t, (expr, expected) in enumerate(public)
-        ]
+        scored = asked if measure_likelihood else []
         # all of an item's simulations and likelihoods at once
         matched, logprobs = await asyncio.gather(
-            asyncio.gather(*(job for _, job in jobs)), asyncio.gather(*(job for _, job in scored))
+            asyncio.gather(*(simulated_match(*job) for job in asked)),
+            asyncio.gather(*(likelihood(*job) for job in scored)),
         )
         raw_scores = [0.0] * used
-        for (c, _), match in zip(jobs, matched, strict=True):
+        for (c, *_), match in zip(asked, matched, strict=True):
             raw_scores[c] += int(match)
         likely = [0.0 if code else -math.inf for code in codes[:used]]
-        for (c, _), logprob in zip(scored, logprobs, strict=True):
+        for (c, *_), logprob in zip(scored, logprobs, strict=True):
             likely[c] += logprob
         # what the pipeline knows without simulating: a program that cannot pass scores nothing
         prelude = _prelude(item)  # the real runs have the test's imports: `math` may come from them
