@@ -16,25 +16,21 @@ group minus first).
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from simulator.evaluation.harness import read_outputs
 from simulator.evaluation.paired import paired_bootstrap
 
 SPLITS = ("public", "private")
 
 
 def read(folders: list[Path]) -> list[dict[str, Any]]:
-    missing = [str(folder) for folder in folders if not (folder / "results.json").is_file()]
-    if missing:
-        raise SystemExit(f"no results.json in {', '.join(missing)} (run execsim eval self-rlef --out there)")
-    records = [json.loads((folder / "results.json").read_text()) for folder in folders]
-    for folder, record in zip(folders, records, strict=True):
-        if record.get("task") != "self-rlef":
-            raise SystemExit(f"{folder}: not an eval self-rlef output (task {record.get('task')!r})")
-    return records
+    try:
+        return read_outputs(folders, "self-rlef")
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def outcomes(records: list[dict[str, Any]], split: str) -> dict[str, list[tuple[bool, bool]]]:

@@ -16,11 +16,11 @@ and wrong), which is what selection by likelihood has to work with.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from simulator.evaluation.harness import read_outputs
 from simulator.evaluation.paired import paired_bootstrap
 
 DEFAULT_WAYS = (
@@ -35,14 +35,10 @@ DEFAULT_WAYS = (
 
 
 def read(folders: list[Path]) -> list[dict[str, Any]]:
-    missing = [str(folder) for folder in folders if not (folder / "results.json").is_file()]
-    if missing:
-        raise SystemExit(f"no results.json in {', '.join(missing)} (run execsim eval mbpp --out there)")
-    records = [json.loads((folder / "results.json").read_text()) for folder in folders]
-    for folder, record in zip(folders, records, strict=True):
-        if record.get("task") != "mbpp":
-            raise SystemExit(f"{folder}: not an eval mbpp output (task {record.get('task')!r})")
-    return records
+    try:
+        return read_outputs(folders, "mbpp")
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def per_problem(records: list[dict[str, Any]], way: str) -> dict[str, float] | None:

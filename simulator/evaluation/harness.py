@@ -15,7 +15,7 @@ import json
 import platform
 import subprocess
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -227,6 +227,19 @@ def write_outputs(out: Path, record: dict[str, Any]) -> None:
     (out / "results.json").write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     plots = write_plots(out, record)
     write_report(out, record, plots)
+
+
+def read_outputs(folders: Sequence[Path], task: str) -> list[dict[str, Any]]:
+    """The ``results.json`` of each ``execsim eval TASK --out`` folder, for tools that pool runs;
+    ``ValueError`` names the folders without one, or the folder that holds another task's."""
+    missing = [str(folder) for folder in folders if not (folder / "results.json").is_file()]
+    if missing:
+        raise ValueError(f"no results.json in {', '.join(missing)} (run execsim eval {task} --out there)")
+    records = [json.loads((folder / "results.json").read_text()) for folder in folders]
+    for folder, record in zip(folders, records, strict=True):
+        if record.get("task") != task:
+            raise ValueError(f"{folder}: not an eval {task} output (task {record.get('task')!r})")
+    return records
 
 
 def _git_commit() -> str | None:

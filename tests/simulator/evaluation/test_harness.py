@@ -733,3 +733,18 @@ async def test_mbpp_checks_a_candidate_with_the_tests_imports_as_its_real_runs_h
     assert candidate["passed"] is True and candidate["cannot_pass"] is None
     alone = cannot_pass(from_mbpp(MBPP_ITEMS[1]), uses_math)
     assert alone == "math is never defined (line 2): triple raises NameError on every call"
+
+
+def test_read_outputs_reads_each_folders_results_and_names_what_is_wrong(tmp_path: Path) -> None:
+    from simulator.evaluation.harness import read_outputs
+
+    for name, task in (("a", "mbpp"), ("b", "mbpp"), ("other", "self-rlef")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps({"task": task, "items": [name]}))
+    assert [r["items"] for r in read_outputs([tmp_path / "a", tmp_path / "b"], "mbpp")] == [["a"], ["b"]]
+    with pytest.raises(
+        ValueError, match=r"no results.json in .*missing \(run execsim eval mbpp --out there\)"
+    ):
+        read_outputs([tmp_path / "a", tmp_path / "missing"], "mbpp")
+    with pytest.raises(ValueError, match=r"other: not an eval mbpp output \(task 'self-rlef'\)"):
+        read_outputs([tmp_path / "a", tmp_path / "other"], "mbpp")
