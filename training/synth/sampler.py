@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from simulator.pipeline.settings import RunSettings
+
 
 class Sampler(Protocol):
     name: str  # recorded in the dataset card
@@ -29,7 +31,7 @@ class ServedModel:
 
     url: str | None = None
     model: str | None = None
-    top_p: float = 0.9
+    top_p: float = RunSettings.top_p  # as the app samples: own solutions and fixes come from its distribution
     concurrency: int = 8
     timeout_s: float = 300.0
 

@@ -154,6 +154,7 @@ def test_own_solve_examples_keep_the_first_reply_that_passes_every_test():
     for body in server.requests:  # the pipeline's own request: prefilled fence, stop at the closing one
         assert body["stop"] == list(solve.STOP) and body["continue_final_message"] is True
         assert body["repetition_detection"] == solve.LOOP_STOP  # and at a loop
+        assert body["top_p"] == RunSettings.top_p  # sampled as the app samples
 
 
 def _own_attempts(body: dict) -> list[str]:
