@@ -10,7 +10,9 @@ that scored it, then each difference (``WAY:BASE``) with a paired bootstrap inte
 (``paired.paired_bootstrap``: the problem is the unit, its runs kept together), and the problems
 better and worse. It also says how well the likelihood of the expected output separates the
 candidates that pass the public test from those that fail it, within a problem (pairs ranked right
-and wrong), which is what selection by likelihood has to work with.
+and wrong), which is what selection by likelihood has to work with; and where Best@k can gain at
+all: the groups of k that hold both a program passing every test and one failing, how often each
+way picks a passing one there, and how often the simulation matched the public test there.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.evaluation.harness import read_outputs
+from simulator.evaluation.mbpp import tie_expectation
 from simulator.evaluation.paired import paired_bootstrap
 
 DEFAULT_WAYS = (
@@ -70,6 +73,44 @@ def ranked_pairs(records: list[dict[str, Any]]) -> tuple[int, int, int]:
     return right, wrong, tied
 
 
+def mixed_groups(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Best@k differs from a random pick only in a group of k holding both a program that passes
+    every test and one that fails: how many such groups, the chance that the simulation's pick
+    (``sim``: public tests matched, a program known to fail scoring none, ties at random), a random
+    pick and the oracle's pick pass there, and the simulation's matches for the passing and failing
+    candidates there (``[matched, n]``)."""
+    out: dict[str, Any] = {
+        "groups": 0,
+        "mixed": 0,
+        "sim": 0.0,
+        "random": 0.0,
+        "oracle": 0.0,
+        "pass": [0, 0],
+        "fail": [0, 0],
+    }
+    for record in records:
+        for item in record["items"]:
+            used = [c for c in item["candidates"] if c["public_passed"] is not None]
+            k = len(used) // item["groups"]
+            for g in range(item["groups"]):
+                group = used[g * k : (g + 1) * k]
+                out["groups"] += 1
+                passed = [bool(c["passed"]) for c in group]
+                if all(passed) or not any(passed):
+                    continue
+                out["mixed"] += 1
+                sim = [0 if c["cannot_pass"] else c["sim_matches"] for c in group]
+                oracle = [int(c["public_passed"]) for c in group]
+                out["sim"] += tie_expectation(sim, passed)
+                out["oracle"] += tie_expectation(oracle, passed)
+                out["random"] += sum(passed) / len(passed)
+                for c, ok in zip(group, passed, strict=True):
+                    cell = out["pass" if ok else "fail"]
+                    cell[0] += bool(c["sim_matches"]) and not c["cannot_pass"]
+                    cell[1] += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="execsim eval mbpp output folders")
@@ -90,6 +131,15 @@ def main(argv: list[str] | None = None) -> int:
         value, low, high = paired_bootstrap(pairs, seed=0)
         better, worse = sum(b > a for a, b in pairs), sum(b < a for a, b in pairs)
         print(f"{name:<24} {value:+.4f}  [{low:+.4f}, {high:+.4f}]  {better} / {worse}")
+    mixed = mixed_groups(records)
+    if mixed["mixed"]:
+        n = mixed["mixed"]
+        print(
+            f"groups of k holding a passing and a failing program: {n} of {mixed['groups']}; there a pick "
+            f"passes by simulation {mixed['sim'] / n:.1%}, at random {mixed['random'] / n:.1%}, "
+            f"by the oracle {mixed['oracle'] / n:.1%}; the simulation matched {mixed['pass'][0]} of "
+            f"{mixed['pass'][1]} passing and {mixed['fail'][0]} of {mixed['fail'][1]} failing ones there"
+        )
     right, wrong, tied = ranked_pairs(records)
     total = right + wrong + tied
     if total:
