@@ -161,6 +161,24 @@ def test_narration_is_off_by_default_the_form_shows_why_and_a_run_can_ask_for_it
         assert run.settings["narrate"] is narrate and run.pipeline_settings.narrate is narrate
 
 
+def test_judging_by_real_runs_is_an_option_with_its_measured_effect_and_a_run_keeps_it(
+    client, alice, problem
+):
+    from webapp.runs.models import Run
+
+    client.force_login(alice)
+    page = client.get(f"/problems/{problem.pk}/").content.decode()
+    assert 'name="oracle"' in page and 'name="oracle" checked' not in page  # simulation by default
+    assert "Judge by running the public tests" in page
+    for name in ("k", "oracle"):  # each with its measured effect beside it
+        assert "docs/results.md" in page.split(f'name="{name}"', 1)[1].split("</p>", 2)[1]
+    for checked, oracle in (({}, False), ({"oracle": "on"}, True)):
+        form = {"k": 2, "turns": 0, "sims": 1, "temperature": 0.8, **checked}
+        client.post(f"/problems/{problem.pk}/solve/", form)
+        run = Run.objects.filter(problem=problem).latest("created_at")
+        assert run.settings["oracle"] is oracle and run.pipeline_settings.oracle is oracle
+
+
 def test_the_tie_break_is_a_choice_with_its_measured_effect_and_a_run_keeps_it(client, alice, problem):
     from simulator.pipeline.settings import RunSettings
     from webapp.runs.models import Run

@@ -129,6 +129,31 @@ def test_a_program_the_simulation_accepts_is_submitted_unasked_and_the_page_says
     assert "Not asked: the program matched every public test at turn 1, so it was submitted." in page
 
 
+def test_a_run_judged_by_real_runs_picks_what_really_passes_and_the_page_says_so(alice, client, monkeypatch):
+    def misleading(code: str, stdin: str) -> str:  # simulated, the wrong program would be picked
+        return f"<output>\n{int(stdin) * 2 if '+ 2' in code else 0}\n"
+
+    silent = "```python\nn = int(input())\n```"  # prints nothing
+    script = PipelineScript(solve=[WRONG, RIGHT, silent], simulate=misleading)
+    server = FakeModelServer(script)
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
+        run = _run(alice, k=3, turns=0, oracle=True)
+        assert execute_run(str(run.id)) == Run.FINISHED
+    assert script.calls == {"solve": 1}  # nothing simulated
+    run.refresh_from_db()
+    assert Candidate.objects.get(run=run, index=1).selected
+    assert set(Verdict.objects.filter(run=run).values_list("source", flat=True)) == {"real"}
+    assert run.selected["scores"] == [1, 2, 0] and "real execution" in run.selected["reason"]
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert "Scores (real outputs, from running each candidate on the public tests" in page
+    assert "Expected vs real output (the run judged by running the public tests)" in page
+    assert "real output <code>4" in page  # a verdict cell shows what came out,
+    assert 'real output <em class="muted">nothing</em>, expected' in page  # or that nothing did
+
+
 def test_a_tie_broken_by_likelihood_is_recorded_and_the_page_says_how(alice, client, monkeypatch):
     def no_match(code: str, stdin: str) -> str:
         return "<output>\n0\n"  # both candidates tie at 0 matches

@@ -6,7 +6,9 @@ import json
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
 
 from webapp.runs.highlight import diff_html as _diff_html
 from webapp.runs.highlight import python_html as _python_html
@@ -97,6 +99,15 @@ def readable(value: Any) -> str:
         return ", ".join(f"{k}: {readable(v) if not isinstance(v, dict) else '(' + readable(v) + ')'}"
                          for k, v in value.items())  # fmt: skip
     return "" if value is None else str(value)
+
+
+@register.filter
+def shown_output(text: str | None, limit: int = 60) -> SafeString:
+    """A real output as the run pages show it, in code and cut to ``limit`` characters; an empty one
+    in words, so that a program that printed nothing does not read as a blank cell."""
+    if not text:
+        return mark_safe('<em class="muted">nothing</em>')  # noqa: S308 (a constant)
+    return format_html("<code>{}</code>", Truncator(text).chars(limit))
 
 
 @register.filter
