@@ -38,6 +38,7 @@ def best_of(
     tied = tuple(sorted(c for c, s in scores.items() if s == top))
     reason = f"matched {top} of {tests} public tests in {source}"
     pool = tied
+    equally = ""  # why the draw decides, where agreement could not
     if len(pool) > 1 and agreement:
         most = max(agreement.get(c, 0) for c in pool)
         kept = tuple(c for c in pool if agreement.get(c, 0) == most)
@@ -47,6 +48,7 @@ def best_of(
                 f"most often ({most} of the {len(scores)} candidates with code)"
             )
         pool = kept
+        equally = f" (written as often, {most} of the {len(scores)})"
     if len(pool) > 1 and likelihoods:
         best = max(likelihoods.get(c, float("-inf")) for c in pool)
         kept = tuple(c for c in pool if likelihoods.get(c, float("-inf")) == best)
@@ -58,7 +60,7 @@ def best_of(
         pool = kept
     chosen = pool[0] if len(pool) == 1 else rng.choice(pool)
     if len(pool) > 1:
-        reason += f"; tied with {_listed(c for c in pool if c != chosen)}, chosen at random"
+        reason += f"; tied with {_listed(c for c in pool if c != chosen)}{equally}, chosen at random"
     return Selection(candidate=chosen, score=top, tied=tied, reason=f"candidate {chosen} {reason}")
 
 
