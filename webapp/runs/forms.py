@@ -113,16 +113,16 @@ TIE_LABELS = {
 # (docs/results.md).
 K_HELP = (
     "Best@k: of the k candidates, the one whose simulations match the most public tests, ties broken "
-    "as below. With the default model, on the 162 MBPP dev problems, k=4, twenty fresh runs pooled, "
-    "the default pick passed every test +0.7 points more often than one of the k taken at random "
-    "(95% interval +0.2 to +1.3), mostly from the tie-break: with ties at random, as in the paper, "
-    "+0.2 (-0.2 to +0.7) (docs/results.md, Issue 12, section 25)."
+    "as below. With the default model, on the 162 MBPP dev problems, k=4, the ten fresh runs that "
+    "confirmed the tie-break pooled, the default pick passed every test +0.7 points more often than "
+    "one of the k taken at random (95% interval +0.1 to +1.4), mostly from the tie-break: with ties "
+    "at random, as in the paper, +0.2 (-0.2 to +0.8) (docs/results.md, Issue 12, section 25)."
 )
 ORACLE_HELP = (
     "Off by default, so that the model judges its own code. On: each candidate is run on the public "
     "tests in the sandbox and picked (and repaired) by what really comes out, as a judge would; "
-    "nothing is simulated. On the same twenty runs this picked a program passing every test +4.7 "
-    "points more often than a random pick (95% interval +2.9 to +6.8) (docs/results.md, section 25)."
+    "nothing is simulated. On the same ten runs this picked a program passing every test +4.6 points "
+    "more often than a random pick (95% interval +2.8 to +6.6) (docs/results.md, section 25)."
 )
 
 

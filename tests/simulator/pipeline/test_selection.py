@@ -88,7 +88,7 @@ def test_a_tie_goes_to_the_program_written_most_often_then_at_random() -> None:
     reason = best_of(scores, random.Random(0), tests=1, agreement=agreement).reason
     assert "tied with 0, 2, it is the program written most often (2 of the 4 candidates with code)" in reason
     assert reason.endswith("chosen at random")
-    # all as often: nothing to say, the draw decides among all
+    # all as often: the draw decides among all, and the reason says why
     even = best_of(scores, random.Random(0), tests=1, agreement=dict.fromkeys(scores, 1))
     assert "written most often" not in even.reason
     assert even.reason.endswith("(written as often, 1 of the 4), chosen at random")
