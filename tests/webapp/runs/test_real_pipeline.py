@@ -152,6 +152,7 @@ def test_a_run_judged_by_real_runs_picks_what_really_passes_and_the_page_says_so
     assert "Expected vs real output (the run judged by running the public tests)" in page
     assert "real output <code>4" in page  # a verdict cell shows what came out,
     assert 'real output <em class="muted">nothing</em>, expected' in page  # or that nothing did
+    assert 'data-testid="run-real-oracle"' in page  # the real-execution panel says what already ran
 
 
 def test_a_tie_broken_by_likelihood_is_recorded_and_the_page_says_how(alice, client, monkeypatch):
@@ -175,3 +176,4 @@ def test_a_tie_broken_by_likelihood_is_recorded_and_the_page_says_how(alice, cli
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert "(tie broken by the likelihood of the expected outputs, then at random among equals" in page
     assert 'data-testid="selected-likelihoods"' in page and "0: -6.00, 1: -1.00" in page
+    assert 'data-testid="run-real-oracle"' not in page  # judged by simulation: nothing ran yet
