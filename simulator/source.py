@@ -18,7 +18,7 @@ import contextlib
 import json
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, overload
 
 TOO_DEEP = "too deeply nested or too long for Python's parser"
@@ -155,6 +155,13 @@ def same_program(first: str, second: str, kind: str) -> bool:
         return first.strip() == second.strip()
     bodies = [_without_test_code(t) if kind == "call" else t.body for t in trees]
     return [ast.dump(s) for s in bodies[0]] == [ast.dump(s) for s in bodies[1]]
+
+
+def agreement_counts(programs: Sequence[str], kind: str) -> list[int]:
+    """For each of ``programs``, how many of them are the same program (``same_program``, itself
+    included): the self-consistency of code that breaks Best@k's ties (``RunSettings.ties``), counted
+    one way by the pipeline and by ``eval mbpp``, which measures it."""
+    return [sum(same_program(program, other, kind) for other in programs) for program in programs]
 
 
 def _without_test_code(tree: ast.Module) -> list[ast.stmt]:

@@ -78,7 +78,7 @@ from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.static import cannot_pass
 from simulator.problem import Problem
 from simulator.prompts import simulate, solve
-from simulator.source import parse_python, same_program
+from simulator.source import agreement_counts, parse_python
 
 SOLVE_MAX_TOKENS = RunSettings.max_tokens  # what the app's solve request allows
 
@@ -236,11 +236,11 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         sim_scores = [0.0 if why else score for why, score in zip(checked, raw_scores, strict=True)]
         likely = [-math.inf if why else score for why, score in zip(checked, likely, strict=True)]
         oracle_scores = [float(x) for x in real_public]
-        agreement = [0] * used
+        agreement = [0] * used  # a candidate without code agrees with nothing
         for g in groups:
-            for i in g:
-                if codes[i]:
-                    agreement[i] = sum(bool(codes[j]) and same_program(codes[i], codes[j], "call") for j in g)
+            written = [i for i in g if codes[i]]
+            for i, count in zip(written, agreement_counts([codes[i] for i in written], "call"), strict=True):
+                agreement[i] = count
         rng = random.Random(ctx.settings.seed + index)
         # the one drawn pick: from the first group, as a run of the pipeline with k candidates picks
         chosen = {"sim": pick(sim_scores[:k], rng), "oracle": pick(oracle_scores[:k], rng)}

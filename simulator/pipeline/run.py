@@ -75,7 +75,7 @@ from simulator.prompts.parsing import (
     parse_repair,
     parse_stdin_answer,
 )
-from simulator.source import same_program
+from simulator.source import agreement_counts, same_program
 
 log = logging.getLogger(__name__)
 DELTA_INTERVAL_S = 0.1  # the most often one sample's streamed text becomes an event
@@ -576,10 +576,8 @@ class _SolveJob(Job):
         tied = [c for c, score in scores.items() if score == top]
         agreement, likelihoods, unscored = None, None, None
         if self.settings.ties == "agreement" and len(tied) > 1:
-            agreement = {
-                c: sum(same_program(codes[c], other, self.problem.kind) for other in codes.values())
-                for c in tied
-            }
+            counts = dict(zip(codes, agreement_counts(list(codes.values()), self.problem.kind), strict=True))
+            agreement = {c: counts[c] for c in tied}
         if self.settings.ties == "likelihood" and not self.settings.oracle and len(tied) > 1:
             try:
                 likelihoods = await self._likelihoods({c: codes[c] for c in tied})

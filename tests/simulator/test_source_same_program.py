@@ -52,3 +52,13 @@ def test_the_prints_of_a_stdin_program_are_its_answer() -> None:
 def test_programs_that_do_not_parse_are_compared_as_text() -> None:
     assert same_program("def f(:\n", "def f(:\n\n", "call")
     assert not same_program("def f(:\n", "def g(:\n", "call")
+
+
+def test_agreement_counts_each_program_among_all_itself_included() -> None:
+    from simulator.source import agreement_counts
+
+    square = "def f(x):\n    return x * x\n"
+    square_tested = "def f(x):\n    return x * x\n\nassert f(3) == 9\n"  # the same program
+    double = "def f(x):\n    return 2 * x\n"
+    assert agreement_counts([square, double, square_tested], "call") == [2, 1, 2]
+    assert agreement_counts([], "call") == []
