@@ -155,6 +155,27 @@ def test_a_run_judged_by_real_runs_picks_what_really_passes_and_the_page_says_so
     assert 'data-testid="run-real-oracle"' in page  # the real-execution panel says what already ran
 
 
+def test_by_default_a_tie_goes_to_the_program_written_most_often_and_the_page_lists_the_counts(
+    alice, client, monkeypatch
+):
+    def no_match(code: str, stdin: str) -> str:
+        return "<output>\n0\n"  # every candidate ties at 0 matches
+
+    server = FakeModelServer(PipelineScript(solve=[WRONG, RIGHT, RIGHT], simulate=no_match))
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
+        run = _run(alice, k=3, turns=0)  # the stored settings leave ties to the pipeline's default
+        assert execute_run(str(run.id)) == Run.FINISHED
+    run.refresh_from_db()
+    assert run.pipeline_settings.ties == "agreement"
+    assert run.selected["candidate"] in (1, 2) and run.selected["agreement"] == [1, 2, 2]
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert "(tie broken by how often the model wrote each program, then at random among equals" in page
+    assert 'data-testid="selected-agreement"' in page and "<code>0: 1, 1: 2, 2: 2</code>" in page
+
+
 def test_a_tie_broken_by_likelihood_is_recorded_and_the_page_says_how(alice, client, monkeypatch):
     def no_match(code: str, stdin: str) -> str:
         return "<output>\n0\n"  # both candidates tie at 0 matches

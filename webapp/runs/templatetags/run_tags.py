@@ -111,6 +111,16 @@ def shown_output(text: str | None, limit: int = 60) -> SafeString:
 
 
 @register.filter
+def by_candidate(values: list[Any] | None, decimals: int | None = None) -> str:
+    """A per-candidate list as ``0: 2, 1: none, 2: 3`` (``none``: no value for that candidate);
+    numbers to ``decimals`` places when given."""
+    shown = (
+        "none" if v is None else f"{v:.{decimals}f}" if decimals is not None else str(v) for v in values or []
+    )
+    return ", ".join(f"{i}: {text}" for i, text in enumerate(shown))
+
+
+@register.filter
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, default=str)
 
