@@ -16,6 +16,7 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           defines the function or surely raises NameError) scores 0 whatever its
                           simulation said, as in the pipeline. Most matches wins; ties are broken at
                           random with a seeded RNG (seed + item index): one draw per problem (Wilson).
+                          This is the paper's rule, the figure issue 12 asks for.
 - ``best@k-sim-expected`` the same pick's expected correctness over the random tie-break (the mean over
                           the tied candidates): the figure without the draw's noise (bootstrap). With
                           n a multiple of k, each disjoint group of k candidates is one Best@k and the
@@ -33,6 +34,10 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           Measured only with k > 1, unless ``--no-likelihood`` (a run of n=8 takes
                           about four times as long with it: vLLM reads a scored prompt without its
                           cached prefix).
+- ``sim-known`` (in ``extra.paired`` only) the app's rule with ties at random: as ``best@k-sim``, but
+                          a tie never goes to a program that cannot pass, or to a reply without a
+                          program, while a tied one can (``selection.best_of``'s ``known``; the
+                          paper draws among them all).
 - ``best@k-oracle``       by real execution of the public test (the oracle of the papers), ties at random.
 - ``best@k-random``       the *expected* random pick: the mean correctness of the candidates in the
                           groups (pass@1 over them), not one draw (bootstrap).
@@ -40,14 +45,16 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           self-consistency of code: a candidate's ``agreement`` is how many of its
                           group are the same program (``source.same_program``: at most layout,
                           comments and test code differ). ``agree`` picks by agreement alone (no
-                          simulation); ``sim-agree`` by simulation with ties broken by agreement
-                          (then at random), where the paper (and the app) break them at random.
+                          simulation); ``sim-agree`` is the app's default pick
+                          (``RunSettings.ties``): by simulation, a tie never going to a program
+                          that cannot pass while a tied one can, then broken by agreement, then at
+                          random, where the paper breaks it at random.
 
 ``extra.paired`` holds ``best@k-sim-expected`` minus ``best@k-random`` (and the oracle's) per problem
 with a paired bootstrap 95% interval (``paired.paired_bootstrap``): what selection by simulation gains
 over picking blindly; and minus the same selection without the static check (every candidate is
 simulated, so both are measured in one run): what the check adds; and ``agree``'s and
-``sim-agree``'s gains over the expected random pick and ``sim-agree``'s over ``sim``, and the same
+``sim-known``'s and ``sim-agree``'s gains over the expected random pick and over ``sim``, and the same
 for ``likely``, ``sim-likely`` and ``sim-likely-agree``.
 ``extra.cannot_pass`` counts the candidates the check judged, and those of them that really passed
 (0 unless the check is wrong); ``extra.sim_matched_by_public_outcome`` how often the simulation
@@ -234,6 +241,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             cannot_pass(problem, with_imports(prelude, code)) if code else None for code in codes[:used]
         ]
         sim_scores = [0.0 if why else score for why, score in zip(checked, raw_scores, strict=True)]
+        # in the app a tie never goes to a program known to fail, nor to a reply without a program
+        unknown = [bool(code) and not why for code, why in zip(codes[:used], checked, strict=True)]
         likely = [-math.inf if why else score for why, score in zip(checked, likely, strict=True)]
         oracle_scores = [float(x) for x in real_public]
         agreement = [0] * used  # a candidate without code agrees with nothing
@@ -290,7 +299,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 "sim": expected(sim_scores),
                 "sim-unchecked": expected(raw_scores),
                 "agree": expected([float(a) for a in agreement]),
-                "sim-agree": expected([s * (k + 1) + a for s, a in zip(sim_scores, agreement, strict=True)]),
+                "sim-known": expected(list(zip(sim_scores, unknown, strict=True))),
+                "sim-agree": expected(list(zip(sim_scores, unknown, agreement, strict=True))),
                 "oracle": expected(oracle_scores),
                 "random": sum(real_all[:used]) / used,
                 **by_likelihood,
@@ -317,6 +327,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         f"best@{k}-sim-minus-random": ("random", "sim"),
         f"best@{k}-oracle-minus-random": ("random", "oracle"),
         f"best@{k}-sim-minus-sim-unchecked": ("sim-unchecked", "sim"),
+        f"best@{k}-sim-known-minus-sim": ("sim", "sim-known"),
+        f"best@{k}-sim-known-minus-random": ("random", "sim-known"),
         f"best@{k}-agree-minus-random": ("random", "agree"),
         f"best@{k}-sim-agree-minus-random": ("random", "sim-agree"),
         f"best@{k}-sim-agree-minus-sim": ("sim", "sim-agree"),

@@ -12,7 +12,8 @@ the web app persists and forwards them, the evaluation aggregates them. What hap
    (``static.known_failure`` says which and why), is judged wrong (``source: checked``) and not
    simulated; the repair prompt shows what a run of it would show (the literal it returns,
    ``[runtime_error] NameError: ...``), as for a simulated output;
-3. select: most matching public tests wins, ties broken by a ``random.Random(seed)``;
+3. select: most matching public tests wins; a tie never goes to a program known to fail while a
+   tied one is not, then to ``ties`` (agreement by default), then a ``random.Random(seed)``;
 4. repair: up to ``turns`` turns of a repair request with the attempt's feedback; every new program is
    simulated (or run, in oracle mode) on the public tests, labelled with its ``turn``.
    ``settings.repair`` says who decides: ``model``, the model's free reply (stops on ``#SUBMIT``);
@@ -574,13 +575,14 @@ class _SolveJob(Job):
         source = "real execution" if self.settings.oracle else "simulation"
         top = max(scores.values())
         tied = [c for c, score in scores.items() if score == top]
+        known = set() if self.settings.oracle else {c for c in tied if cannot_pass(self.problem, codes[c])}
         agreement, likelihoods, unscored = None, None, None
         if self.settings.ties == "agreement" and len(tied) > 1:
             counts = dict(zip(codes, agreement_counts(list(codes.values()), self.problem.kind), strict=True))
             agreement = {c: counts[c] for c in tied}
         if self.settings.ties == "likelihood" and not self.settings.oracle and len(tied) > 1:
             try:
-                likelihoods = await self._likelihoods({c: codes[c] for c in tied})
+                likelihoods = await self._likelihoods({c: codes[c] for c in tied if c not in known})
             except (MalformedReply, PromptTooLong, LLMRejected) as exc:  # a server that cannot score
                 # (no prompt_logprobs): the run goes on, its ties broken at random
                 unscored = f"the likelihoods could not be had ({exc}); ties broken at random"
@@ -589,6 +591,7 @@ class _SolveJob(Job):
             self.rng,
             tests=len(self.public),
             source=source,
+            known=known,
             agreement=agreement,
             likelihoods=likelihoods,
         )
@@ -610,7 +613,7 @@ class _SolveJob(Job):
         return selection.candidate
 
     async def _likelihoods(self, codes: dict[int, str]) -> dict[int, float]:
-        """Per program not known to fail, the log-probability the model gives the expected outputs
+        """Per program (none known to fail), the log-probability the model gives the expected outputs
         of the public tests as the answers of their simulate requests, summed over the tests."""
 
         async def one(code: str, test: TestCase) -> float:
@@ -621,10 +624,9 @@ class _SolveJob(Job):
                 self.requests += 1
                 return await self.client.score(prefilled, simulate.answer_ending(test.output, call))
 
-        scored = [c for c, code in codes.items() if known_failure(self.problem, code) is None]
-        pairs = [(c, test) for c in scored for _, test in self.public]
+        pairs = [(c, test) for c in codes for _, test in self.public]
         logprobs = await asyncio.gather(*(one(codes[c], test) for c, test in pairs))
-        totals = dict.fromkeys(scored, 0.0)
+        totals = dict.fromkeys(codes, 0.0)
         for (c, _), logprob in zip(pairs, logprobs, strict=True):
             totals[c] += logprob
         return totals

@@ -1,13 +1,15 @@
 """Best@k: pick the candidate whose outputs match the expected ones on the most public tests. Ties are
 broken uniformly at random with a seeded generator, so a recorded seed reproduces the choice, or
-first (``RunSettings.ties``) by what else is known of the tied candidates: how many of the k
-candidates are the same program (``agreement``), or how likely the model finds the expected outputs
-after each (``likelihoods``); the seeded draw then picks among those still equal."""
+first by what else is known of the tied candidates: a program known to fail every public test
+without being simulated (``static.known_failure``) is never picked while a tied one is not known to
+fail, whatever the tie-break; then (``RunSettings.ties``) how many of the k candidates are the same
+program (``agreement``), or how likely the model finds the expected outputs after each
+(``likelihoods``); the seeded draw then picks among those still equal."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 
@@ -25,10 +27,12 @@ def best_of(
     *,
     tests: int,
     source: str = "simulation",
+    known: Collection[int] = (),
     agreement: Mapping[int, int] | None = None,
     likelihoods: Mapping[int, float] | None = None,
 ) -> Selection:
     """``scores`` maps candidate index -> matched public tests (only candidates with code);
+    ``known`` holds the candidates known to fail without a simulation (they match none);
     ``agreement`` maps a candidate -> how many candidates are the same program (itself included);
     ``likelihoods`` maps tied candidates -> the log-probability the model gives the expected outputs
     after them (a candidate left out is never the likeliest)."""
@@ -38,6 +42,10 @@ def best_of(
     tied = tuple(sorted(c for c, s in scores.items() if s == top))
     reason = f"matched {top} of {tests} public tests in {source}"
     pool = tied
+    unknown = tuple(c for c in pool if c not in known)
+    if unknown and len(unknown) < len(pool):
+        reason += f"; tied with {_listed(c for c in pool if c in known)}, which are known to fail"
+        pool = unknown
     equally = ""  # why the draw decides, where agreement could not
     if len(pool) > 1 and agreement:
         most = max(agreement.get(c, 0) for c in pool)

@@ -308,6 +308,7 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
     assert double["expected"] == {
         "sim": 0.5,
         "sim-unchecked": 0.5,
+        "sim-known": 0.5,
         "agree": 0.5,  # two different programs: each agrees with itself only
         "sim-agree": 0.5,
         "likely": 0.5,  # the test double's scorer has no preference: every candidate ties
@@ -321,6 +322,7 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
     assert triple["expected"] == {
         "sim": 1.0,
         "sim-unchecked": 1.0,
+        "sim-known": 1.0,
         "agree": 0.5,
         "sim-agree": 1.0,
         "likely": 0.5,
@@ -508,6 +510,7 @@ async def test_mbpp_with_n_a_multiple_of_k_averages_best_at_k_over_disjoint_grou
     assert only["expected"] == {
         "sim": 1.0,
         "sim-unchecked": 1.0,
+        "sim-known": 1.0,
         "agree": 0.75,  # group 1: 0.5 (no agreement); group 2: 1.0 (the same right program twice)
         "sim-agree": 1.0,
         "likely": 0.75,
@@ -656,6 +659,7 @@ async def test_mbpp_a_candidate_that_cannot_pass_scores_nothing_whatever_its_sim
     assert only["expected"] == {
         "sim": 1.0,
         "sim-unchecked": 0.5,
+        "sim-known": 1.0,
         "agree": 0.5,
         "sim-agree": 1.0,
         "likely": 1.0,  # a program that cannot pass is never the likeliest
@@ -667,6 +671,32 @@ async def test_mbpp_a_candidate_that_cannot_pass_scores_nothing_whatever_its_sim
     assert only["candidates"][0]["likelihood"] is None
     assert record["extra"]["paired"]["best@2-sim-minus-sim-unchecked"]["value"] == pytest.approx(0.5)
     assert record["extra"]["cannot_pass"] == {"candidates": 1, "really_passed": 0}
+
+
+@pytest.mark.asyncio
+async def test_mbpp_a_tie_of_unmatched_programs_never_goes_to_one_that_cannot_pass(tmp_path: Path) -> None:
+    """Neither program's simulation matches, so the paper's rule draws between them (``sim``); the app
+    knows the misnamed one cannot pass and picks the other (``sim-known``, and ``sim-agree``, its
+    default)."""
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
+    _, right = MBPP_SOLVES["triple"]
+    solves = ["def thrice(x):\n    return x * 3", right]
+
+    def respond(body: dict[str, Any]) -> list[str]:
+        if body["messages"][0]["role"] == "system":
+            return solves[: body["n"]]
+        return ["[ANSWER]\nassert triple(1) == 0\n[/ANSWER]"] * body["n"]  # nothing matches
+
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2, likelihood=False)
+    record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(FakeModelServer(respond)))
+
+    only = record["items"][0]
+    assert [c["sim_matches"] for c in only["candidates"]] == [0, 0]
+    assert only["expected"]["sim"] == 0.5 and only["expected"]["random"] == 0.5
+    assert only["expected"]["sim-known"] == 1.0 and only["expected"]["sim-agree"] == 1.0
+    paired = record["extra"]["paired"]
+    assert paired["best@2-sim-known-minus-sim"]["value"] == pytest.approx(0.5)
+    assert paired["best@2-sim-known-minus-random"]["better"] == 1
 
 
 @pytest.mark.asyncio

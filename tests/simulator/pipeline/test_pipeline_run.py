@@ -543,6 +543,22 @@ def test_a_program_known_to_fail_is_not_scored() -> None:
     assert selected["candidate"] == 1 and len(server.scored) == 2
 
 
+def test_a_tie_never_goes_to_a_program_known_to_fail_whatever_breaks_ties() -> None:
+    """Nothing matches: the misnamed program, written twice, is known to fail without simulation;
+    the other may pass. Neither the draw nor agreement (2 against 1) may pick the misnamed one."""
+    misnamed = fence("def thrice(x):\n    return 3 * x\n")
+    script = PipelineScript(
+        solve=[misnamed, misnamed, fence("def twice(x):\n    return x\n")], simulate=perfect_simulator
+    )
+    for ties in ("random", "agreement"):
+        for seed in range(4):
+            events = run_script(script, problem=CALL_PROBLEM, k=3, turns=0, seed=seed, ties=ties)
+            selected = of_type(events, "selected")[0].payload
+            assert selected["scores"] == [0, 0, 0] and selected["tied"] == [0, 1, 2]
+            assert selected["candidate"] == 2
+            assert "tied with 0, 1, which are known to fail" in selected["reason"]
+
+
 def test_a_tie_broken_by_agreement_goes_to_the_program_written_most_often_without_asking() -> None:
     same = fence("n = int(input())\n\nprint(2 * n)  # the same program, laid out otherwise\n")
     script = PipelineScript(solve=[WRONG, RIGHT, same], simulate=_nothing_matches)
