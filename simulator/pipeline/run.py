@@ -580,9 +580,10 @@ class _SolveJob(Job):
         if self.settings.ties == "agreement" and len(tied) > 1:
             counts = dict(zip(codes, agreement_counts(list(codes.values()), self.problem.kind), strict=True))
             agreement = {c: counts[c] for c in tied}
-        if self.settings.ties == "likelihood" and not self.settings.oracle and len(tied) > 1:
+        scored = [c for c in tied if c not in known]  # the likelihood of a known failure is not asked
+        if self.settings.ties == "likelihood" and not self.settings.oracle and len(scored) > 1:
             try:
-                likelihoods = await self._likelihoods({c: codes[c] for c in tied if c not in known})
+                likelihoods = await self._likelihoods({c: codes[c] for c in scored})
             except (MalformedReply, PromptTooLong, LLMRejected) as exc:  # a server that cannot score
                 # (no prompt_logprobs): the run goes on, its ties broken at random
                 unscored = f"the likelihoods could not be had ({exc}); ties broken at random"
@@ -605,6 +606,7 @@ class _SolveJob(Job):
             candidate=selection.candidate,
             scores=[scores.get(c) for c in range(self.settings.k)],
             tied=list(selection.tied),
+            broken_by=list(selection.broken_by),
             seed=self.seed,
             reason=selection.reason if unscored is None else f"{selection.reason} ({unscored})",
             **extra,

@@ -19,6 +19,7 @@ class Selection:
     score: int
     tied: tuple[int, ...]
     reason: str
+    broken_by: tuple[str, ...] = ()  # what decided a tie, in order: known, agreement, likelihood, random
 
 
 def best_of(
@@ -42,10 +43,13 @@ def best_of(
     tied = tuple(sorted(c for c, s in scores.items() if s == top))
     reason = f"matched {top} of {tests} public tests in {source}"
     pool = tied
+    steps: list[str] = []
     unknown = tuple(c for c in pool if c not in known)
     if unknown and len(unknown) < len(pool):
-        reason += f"; tied with {_listed(c for c in pool if c in known)}, which are known to fail"
+        out = [c for c in pool if c in known]
+        reason += f"; tied with {_listed(out)}, {'which is' if len(out) == 1 else 'which are'} known to fail"
         pool = unknown
+        steps.append("known")
     equally = ""  # why the draw decides, where agreement could not
     if len(pool) > 1 and agreement:
         most = max(agreement.get(c, 0) for c in pool)
@@ -57,6 +61,7 @@ def best_of(
             )
         pool = kept
         equally = f" (written as often, {most} of the {len(scores)})"
+        steps.append("agreement")
     if len(pool) > 1 and likelihoods:
         best = max(likelihoods.get(c, float("-inf")) for c in pool)
         kept = tuple(c for c in pool if likelihoods.get(c, float("-inf")) == best)
@@ -66,10 +71,12 @@ def best_of(
             f"likeliest (log-probability {best:.2f}; {others or 'the others not scored'})"
         )
         pool = kept
+        steps.append("likelihood")
     chosen = pool[0] if len(pool) == 1 else rng.choice(pool)
     if len(pool) > 1:
         reason += f"; tied with {_listed(c for c in pool if c != chosen)}{equally}, chosen at random"
-    return Selection(candidate=chosen, score=top, tied=tied, reason=f"candidate {chosen} {reason}")
+        steps.append("random")
+    return Selection(chosen, top, tied, f"candidate {chosen} {reason}", tuple(steps))
 
 
 def _listed(candidates: Iterable[int]) -> str:

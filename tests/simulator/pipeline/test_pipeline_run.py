@@ -533,14 +533,20 @@ def test_ties_stay_random_by_default_and_when_the_server_cannot_score() -> None:
 
 def test_a_program_known_to_fail_is_not_scored() -> None:
     misnamed = fence("def thrice(x):\n    return 3 * x\n")
-    script = PipelineScript(
-        solve=[misnamed, fence("def twice(x):\n    return x\n")], simulate=perfect_simulator
-    )
+    others = [fence("def twice(x):\n    return x\n"), fence("def twice(x):\n    return x + x + 1\n")]
+    script = PipelineScript(solve=[misnamed, *others], simulate=perfect_simulator)
+    server = FakeModelServer(script, scorer=lambda body: -2.0)
+    events = run_script(script, problem=CALL_PROBLEM, server=server, k=3, turns=0, seed=0, ties="likelihood")
+    selected = of_type(events, "selected")[0].payload
+    assert selected["scores"] == [0, 0, 0] and selected["likelihoods"] == [None, -4.0, -4.0]
+    assert selected["candidate"] in (1, 2) and len(server.scored) == 2 * 2
+    assert selected["broken_by"] == ["known", "likelihood", "random"]
+    # with one program left that may pass, nothing is asked: it is picked
+    script = PipelineScript(solve=[misnamed, others[0]], simulate=perfect_simulator)
     server = FakeModelServer(script, scorer=lambda body: -2.0)
     events = run_script(script, problem=CALL_PROBLEM, server=server, k=2, turns=0, seed=0, ties="likelihood")
     selected = of_type(events, "selected")[0].payload
-    assert selected["scores"] == [0, 0] and selected["likelihoods"] == [None, -4.0]
-    assert selected["candidate"] == 1 and len(server.scored) == 2
+    assert selected["candidate"] == 1 and selected["broken_by"] == ["known"] and server.scored == []
 
 
 def test_a_tie_never_goes_to_a_program_known_to_fail_whatever_breaks_ties() -> None:
@@ -555,7 +561,7 @@ def test_a_tie_never_goes_to_a_program_known_to_fail_whatever_breaks_ties() -> N
             events = run_script(script, problem=CALL_PROBLEM, k=3, turns=0, seed=seed, ties=ties)
             selected = of_type(events, "selected")[0].payload
             assert selected["scores"] == [0, 0, 0] and selected["tied"] == [0, 1, 2]
-            assert selected["candidate"] == 2
+            assert selected["candidate"] == 2 and selected["broken_by"] == ["known"]
             assert "tied with 0, 1, which are known to fail" in selected["reason"]
 
 

@@ -28,11 +28,13 @@ def test_a_program_known_to_fail_loses_a_tie_to_one_that_is_not() -> None:
     scores = {0: 0, 1: 0, 2: 0, 3: 0}  # nothing matched: 1 and 3 are known to fail
     picks = {best_of(scores, random.Random(seed), tests=1, known={1, 3}).candidate for seed in range(30)}
     assert picks == {0, 2}
-    reason = best_of(scores, random.Random(0), tests=1, known={1, 3}).reason
-    assert "tied with 1, 3, which are known to fail" in reason
+    selection = best_of(scores, random.Random(0), tests=1, known={1, 3})
+    assert "tied with 1, 3, which are known to fail" in selection.reason
+    assert selection.broken_by == ("known", "random")  # what decided, in order
     # before agreement: two copies of a program known to fail do not outweigh one that may pass
     agreement = {0: 1, 1: 2, 2: 1, 3: 2}
-    assert best_of(scores, random.Random(0), tests=1, known={1, 3}, agreement=agreement).candidate in {0, 2}
+    selection = best_of(scores, random.Random(0), tests=1, known={1, 3}, agreement=agreement)
+    assert selection.candidate in {0, 2} and selection.broken_by == ("known", "agreement", "random")
     # when every tied program is known to fail, the draw is among them all, as before
     assert {best_of(scores, random.Random(s), tests=1, known={0, 1, 2, 3}).candidate for s in range(30)} == {
         0,
@@ -40,6 +42,10 @@ def test_a_program_known_to_fail_loses_a_tie_to_one_that_is_not() -> None:
         2,
         3,
     }
+    assert (
+        "tied with 1, which is known to fail"
+        in best_of({0: 0, 1: 0}, random.Random(0), tests=1, known={1}).reason
+    )
     # a better score wins whatever is known of the others
     assert best_of({0: 1, 1: 0}, random.Random(0), tests=1, known={1}).candidate == 0
 

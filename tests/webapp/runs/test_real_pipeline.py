@@ -195,6 +195,6 @@ def test_a_tie_broken_by_likelihood_is_recorded_and_the_page_says_how(alice, cli
     assert run.selected["likelihoods"] == [-6.0, -1.0]
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
-    assert "(tie broken by the likelihood of the expected outputs, then at random among equals" in page
+    assert "(tie broken by the likelihood of the expected outputs)." in page  # it decided: no draw
     assert 'data-testid="selected-likelihoods"' in page and "0: -6.00, 1: -1.00" in page
     assert 'data-testid="run-real-oracle"' not in page  # judged by simulation: nothing ran yet

@@ -139,3 +139,35 @@ def test_a_guided_turn_shows_every_reply_and_which_was_taken_live_and_on_the_pag
     assert client.get(f"/runs/{run.id}/").status_code == 404
     client.logout()
     assert "Reply 2 of 3" not in client.get(f"/runs/{run.id}/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("recorded", "headline"),
+    [
+        (  # a tie decided in three steps, each named in turn
+            {"broken_by": ["known", "agreement", "random"], "agreement": [1, 2, 1]},
+            "(tie broken with the programs known to fail left out, then by how often the model wrote "
+            "each program, then at random among equals, seed 7).",
+        ),
+        ({"broken_by": ["known"]}, "(tie broken with the programs known to fail left out)."),
+        ({"broken_by": ["random"]}, "(tie broken at random, seed 7)."),
+        (  # a run recorded before ``broken_by``: what its payload holds, then the draw
+            {"agreement": [1, 2, 1]},
+            "(tie broken by how often the model wrote each program, then at random among equals, seed 7).",
+        ),
+    ],
+)
+def test_the_selected_panel_says_what_decided_a_tie(client, alice, make_run, recorded, headline):
+    run = make_run(status="finished", settings={"k": 3, "turns": 0, "sims": 1})
+    run.selected = {
+        "candidate": 1,
+        "scores": [0, 0, 0],
+        "tied": [0, 1, 2],
+        "seed": 7,
+        "reason": "r",
+        **recorded,
+    }
+    run.save()
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert headline in page

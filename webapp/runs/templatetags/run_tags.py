@@ -120,6 +120,28 @@ def by_candidate(values: list[Any] | None, decimals: int | None = None) -> str:
     return ", ".join(f"{i}: {text}" for i, text in enumerate(shown))
 
 
+_TIE_STEPS = {
+    "known": "with the programs known to fail left out",
+    "agreement": "by how often the model wrote each program",
+    "likelihood": "by the likelihood of the expected outputs",
+}
+
+
+@register.filter
+def tie_broken(selected: dict[str, Any]) -> str:
+    """How the selected panel's tie was decided, in the order it was (``selected.broken_by``): ``tie
+    broken by how often the model wrote each program, then at random among equals, seed 7``. A run
+    recorded before ``broken_by`` was, by what its payload holds, then the draw."""
+    steps = selected.get("broken_by")
+    if steps is None:
+        held = {"likelihood": selected.get("likelihoods"), "agreement": selected.get("agreement")}
+        steps = [*(step for step, values in held.items() if values), "random"]
+    parts = [_TIE_STEPS[s] for s in steps if s in _TIE_STEPS]
+    if "random" in steps:
+        parts.append(f"at random{' among equals' if parts else ''}, seed {selected.get('seed')}")
+    return "tie broken " + ", then ".join(parts)
+
+
 @register.filter
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, default=str)
