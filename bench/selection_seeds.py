@@ -26,8 +26,10 @@ from simulator.evaluation.harness import read_outputs
 from simulator.evaluation.mbpp import tie_expectation
 from simulator.evaluation.paired import paired_bootstrap
 
-DEFAULT_WAYS = (
+DEFAULT_WAYS = (  # the paper's rule, the app's (with ties at random, and its default), then the rest
     "sim:random",
+    "sim-known:sim",
+    "sim-agree:random",
     "likely:random",
     "sim-likely:random",
     "sim-likely:sim",
