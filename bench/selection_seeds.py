@@ -12,7 +12,9 @@ better and worse. It also says how well the likelihood of the expected output se
 candidates that pass the public test from those that fail it, within a problem (pairs ranked right
 and wrong), which is what selection by likelihood has to work with; and where Best@k can gain at
 all: the groups of k that hold both a program passing every test and one failing, how often each
-way picks a passing one there, and how often the simulation matched the public test there.
+way picks a passing one there, and how often the simulation matched the public test there. With
+``--recheck DATA`` it judges the stored candidates again with the current static check (the ways
+``sim+recheck``, ``sim-known+recheck``, ``sim-agree+recheck``): what a change to the check gains.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from simulator.benchmarks import from_mbpp
 from simulator.evaluation.harness import read_outputs
-from simulator.evaluation.mbpp import tie_expectation
+from simulator.evaluation.mbpp import _prelude, judged_ways, load, tie_expectation, with_imports
 from simulator.evaluation.paired import paired_bootstrap
+from simulator.pipeline.static import cannot_pass
 
 DEFAULT_WAYS = (  # the paper's rule, the app's (with ties at random, and its default), then the rest
     "sim:random",
@@ -44,6 +48,38 @@ def read(folders: list[Path]) -> list[dict[str, Any]]:
         return read_outputs(folders, "mbpp")
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
+
+
+def recheck(records: list[dict[str, Any]], data: Path) -> tuple[int, int, int]:
+    """Judge each stored candidate again with the current static check and add, beside each item's
+    ``expected``, the ways it changes as ``WAY+recheck``: what a change to the check gains on the
+    same candidates, paired. Returns the candidates judged before and now, and how many of those
+    judged now really pass every test (0 unless the check is wrong)."""
+    items = {str(item["task_id"]): item for item in load(data)}
+    before = now = wrong = 0
+    for record in records:
+        for item in record["items"]:
+            source = items[str(item["id"])]
+            problem = from_mbpp(source)
+            used = [c for c in item["candidates"] if c["public_passed"] is not None]
+            k = len(used) // item["groups"]
+            checked = [
+                cannot_pass(problem, with_imports(_prelude(source), c["code"])) if c["code"] else None
+                for c in used
+            ]
+            ways = judged_ways(
+                [c["code"] for c in used],
+                checked,
+                [c["sim_matches"] for c in used],
+                [c["agreement"] for c in used],
+                [bool(c["passed"]) for c in used],
+                [range(g * k, (g + 1) * k) for g in range(item["groups"])],
+            )
+            item["expected"].update({f"{way}+recheck": value for way, value in ways.items()})
+            before += sum(bool(c["cannot_pass"]) for c in used)
+            now += sum(bool(why) for why in checked)
+            wrong += sum(bool(why) and bool(c["passed"]) for c, why in zip(used, checked, strict=True))
+    return before, now, wrong
 
 
 def per_problem(records: list[dict[str, Any]], way: str) -> dict[str, float] | None:
@@ -117,8 +153,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="execsim eval mbpp output folders")
     parser.add_argument("--ways", nargs="+", default=list(DEFAULT_WAYS), help="WAY:BASE differences")
+    parser.add_argument(
+        "--recheck",
+        type=Path,
+        metavar="DATA",
+        help="the MBPP file of the runs: judge the stored candidates again with the current static "
+        "check, as the ways sim+recheck, sim-known+recheck and sim-agree+recheck",
+    )
     args = parser.parse_args(argv)
     records = read(args.runs)
+    if args.recheck:
+        before, now, wrong = recheck(records, args.recheck)
+        print(f"static check: {before} candidates judged before, {now} now, {wrong} of those pass every test")
     print(f"{len(records)} runs, {len({str(i['id']) for r in records for i in r['items']})} problems")
     print(f"{'difference':<24} {'value':>7}  {'95% CI':<18} better / worse")
     for spec in args.ways:

@@ -148,6 +148,31 @@ def tie_expectation(scores: Sequence[Any], passed: list[bool]) -> float:
     return sum(tied) / len(tied)
 
 
+def judged_ways(
+    codes: Sequence[str],
+    checked: Sequence[str | None],
+    matches: Sequence[float],
+    agreement: Sequence[int],
+    passed: Sequence[bool],
+    groups: Sequence[Sequence[int]],
+) -> dict[str, float]:
+    """The expected correctness of the picks that use the static check (``checked``: each program's
+    ``cannot_pass``), averaged over the groups: ``sim`` (the paper's rule, a known failure scoring 0),
+    ``sim-known`` (a tie never to a known failure or a reply without a program, as in the app) and
+    ``sim-agree`` (then agreement: the app's default)."""
+    scores = [0.0 if why else float(m) for why, m in zip(checked, matches, strict=True)]
+    unknown = [bool(code) and not why for code, why in zip(codes, checked, strict=True)]
+    ranked = {
+        "sim": scores,
+        "sim-known": list(zip(scores, unknown, strict=True)),
+        "sim-agree": list(zip(scores, unknown, agreement, strict=True)),
+    }
+    return {
+        way: sum(tie_expectation([r[i] for i in g], [passed[i] for i in g]) for g in groups) / len(groups)
+        for way, r in ranked.items()
+    }
+
+
 def weigh_by_agreement(logprob: float, agreement: int) -> float:
     """A candidate's likelihood of the expected outputs plus the log of how many candidates are the
     same program: the probability the model puts on that program and those outputs together (it
@@ -241,8 +266,6 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             cannot_pass(problem, with_imports(prelude, code)) if code else None for code in codes[:used]
         ]
         sim_scores = [0.0 if why else score for why, score in zip(checked, raw_scores, strict=True)]
-        # in the app a tie never goes to a program known to fail, nor to a reply without a program
-        unknown = [bool(code) and not why for code, why in zip(codes[:used], checked, strict=True)]
         likely = [-math.inf if why else score for why, score in zip(checked, likely, strict=True)]
         oracle_scores = [float(x) for x in real_public]
         agreement = [0] * used  # a candidate without code agrees with nothing
@@ -296,11 +319,9 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             "chosen_passed": {way: real_all[i] for way, i in chosen.items()},
             "groups": len(groups),
             "expected": {
-                "sim": expected(sim_scores),
+                **judged_ways(codes[:used], checked, raw_scores, agreement, real_all[:used], groups),
                 "sim-unchecked": expected(raw_scores),
                 "agree": expected([float(a) for a in agreement]),
-                "sim-known": expected(list(zip(sim_scores, unknown, strict=True))),
-                "sim-agree": expected(list(zip(sim_scores, unknown, agreement, strict=True))),
                 "oracle": expected(oracle_scores),
                 "random": sum(real_all[:used]) / used,
                 **by_likelihood,

@@ -12,7 +12,14 @@ A program fails every public test, whatever a simulation says, when
 - a call problem's function cannot be called with the arguments of any public test (a ``TypeError``:
   ``def f(n)`` called as ``f(3, 4)``);
 - a call problem's function has no ``return`` with a value (it returns None, or raises) and no public
-  test expects None.
+  test expects None;
+- a call problem's function returns, by every ``return``, a value of a type that is never equal to
+  what any public test expects: ``sum(...)``, ``len(...)`` or a comparison where a list is expected,
+  a list (``sorted(...)``, ``[... for ...]``) where a tuple is, a ``map``/``filter``/``zip`` object
+  or a generator where any literal is (``_returned_types``). Only what Python fixes is used: builtins
+  the program does not rebind, displays, comprehensions, f-strings, ``not`` and comparisons (not in a
+  program that defines a class or imports numpy, pandas, sympy or torch, whose values may compare
+  otherwise); numbers compare with numbers (``1 == True == 1.0``), sets with frozensets.
 
 One more is taken for wrong although it may pass a public test: a call problem's function with
 parameters that returns the same literal whatever its arguments (``return 6``, ``return 7 if s ==
@@ -34,7 +41,9 @@ stdin programs get only the parse and compile checks (one may print its answer a
 the failing line).
 
 ``known_failure`` also says what a run of such a program would show (``Failure.output``), for the
-repair prompt: it used to read "returned [not simulated] twice takes (x), so ..." there, and the
+repair prompt (for a wrong type, whose value is not known: the type, ``a list``, which the fix
+request reads as "A first attempt returned a list for ..., but the test expects (1, 2)."). It used
+to read "returned [not simulated] twice takes (x), so ..." there, and the
 model copied ``[not simulated]`` into its fix (23% of guided fix replies to such attempts did not
 parse, against 5% for simulated ones; docs/results.md, Issue 12 section 21).
 """
@@ -135,6 +144,10 @@ def known_failure(problem: Problem, code: str) -> Failure | None:
     if _returns_nothing(entry) and unexpected("None"):
         reason = f"{name} has no return with a value (it returns None), which no public test expects"
         return Failure(reason, "None")
+    if (wrong := _wrong_type(entry, tree, bound, problem)) is not None:
+        returned, expected = wrong
+        reason = f"{name} returns {returned}, never equal to {expected}, which the public tests expect"
+        return Failure(reason, returned)
     return None
 
 
@@ -253,6 +266,122 @@ def _hard_coded(entry: ast.FunctionDef) -> str | None:
                 return None
             values.add(repr(value))
     return values.pop() if len(values) == 1 else None
+
+
+# What a call of a builtin returns, whatever its arguments (or it raises); sum with one argument
+# starts from 0, so it adds numbers or raises.
+_CALL_TYPES = {
+    **dict.fromkeys(("len", "ord", "int", "round"), "int"),
+    **dict.fromkeys(("isinstance", "issubclass", "all", "any", "callable", "hasattr", "bool"), "bool"),
+    **dict.fromkeys(("str", "repr", "chr", "ascii", "format"), "str"),
+    **dict.fromkeys(("list", "sorted"), "list"),
+    **dict.fromkeys(("tuple", "divmod"), "tuple"),
+    "float": "float",
+    "sum": "number",
+    "set": "set",
+    "frozenset": "frozenset",
+    "dict": "dict",
+    **{name: f"{name} object" for name in ("map", "filter", "zip", "reversed", "enumerate", "range")},
+}
+_DISPLAYS = {
+    ast.List: "list",
+    ast.ListComp: "list",
+    ast.Tuple: "tuple",
+    ast.Set: "set",
+    ast.SetComp: "set",
+    ast.Dict: "dict",
+    ast.DictComp: "dict",
+    ast.GeneratorExp: "generator",
+    ast.JoinedStr: "str",
+}
+_NUMBERS = frozenset({"bool", "int", "float", "complex", "number"})
+_OVERLOADING = frozenset({"numpy", "pandas", "sympy", "torch"})  # modules whose values compare otherwise
+
+
+def _wrong_type(
+    entry: ast.FunctionDef, tree: ast.Module, bound: set[str], problem: Problem
+) -> tuple[str, str] | None:
+    """(what ``entry`` returns, what the public tests expect), as ``a list``, when no value it can
+    return is ever equal to an expected one; None when one may be, or when that is not certain."""
+    returned = _returned_types(entry, tree, bound)
+    expected = set()
+    for test in problem.public_tests:
+        value = literal(test.output)
+        if value is NOT_LITERAL:
+            return None
+        expected.add(type(value).__name__)
+    if returned is None or any(_comparable(r, e) for r in returned for e in expected):
+        return None
+    return _a(returned), _a(expected)
+
+
+def _returned_types(entry: ast.FunctionDef, tree: ast.Module, bound: set[str]) -> set[str] | None:
+    """The types of the values ``entry`` can return (``NoneType`` when it may end without a return),
+    when Python fixes each; None when one is not known."""
+    if _may_overload(tree):
+        return None
+    types: set[str] = set()
+    for node in _own_returns(entry):
+        found = {"NoneType"} if node.value is None else _expression_types(node.value, bound)
+        if found is None:
+            return None
+        types |= found
+    if not entry.body or not isinstance(entry.body[-1], ast.Return | ast.Raise):
+        types.add("NoneType")
+    return types
+
+
+def _expression_types(expr: ast.expr, bound: set[str]) -> set[str] | None:
+    if isinstance(expr, ast.IfExp):
+        body, orelse = _expression_types(expr.body, bound), _expression_types(expr.orelse, bound)
+        return None if body is None or orelse is None else body | orelse
+    if isinstance(expr, ast.Constant):
+        return {type(expr.value).__name__}
+    if (shown := _DISPLAYS.get(type(expr))) is not None:
+        return {shown}
+    if isinstance(expr, ast.Compare) or (isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not)):
+        return {"bool"}
+    if not isinstance(expr, ast.Call) or expr.keywords or any(isinstance(a, ast.Starred) for a in expr.args):
+        return None
+    func = expr.func
+    if isinstance(func, ast.Name) and func.id in _CALL_TYPES and func.id not in bound:
+        if func.id in ("sum", "round") and len(expr.args) != 1:  # a start value; round(x, n) keeps x's type
+            return None
+        return {_CALL_TYPES[func.id]}
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Constant)
+        and isinstance(func.value.value, str)
+        and func.attr in ("join", "format")
+    ):
+        return {"str"}
+    return None
+
+
+def _may_overload(tree: ast.Module) -> bool:
+    """The program defines a class, or imports a module whose values compare otherwise."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            return True
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            modules += [alias.name for alias in node.names]
+            if any(m.split(".")[0] in _OVERLOADING for m in modules):
+                return True
+    return False
+
+
+def _comparable(returned: str, expected: str) -> bool:
+    """Whether a value of type ``returned`` may equal one of type ``expected`` (a literal's)."""
+    if returned in _NUMBERS and expected in _NUMBERS:
+        return True
+    return returned == expected or {returned, expected} == {"set", "frozenset"}
+
+
+def _a(types: set[str]) -> str:
+    shown = [f"{'an' if t[0] in 'aeiou' else 'a'} {t}" for t in sorted(types - {"NoneType"})]
+    shown += ["None"] if "NoneType" in types else []
+    return " or ".join(shown)
 
 
 def _unbound_load(body: list[ast.stmt], bound: set[str]) -> ast.Name | None:

@@ -9,6 +9,7 @@ import pytest
 
 from simulator.llm.testing import FakeModelServer, PipelineScript
 from simulator.pipeline.executor import LocalExecutor, program_for, real_output
+from simulator.pipeline.matching import problem_matches
 from simulator.pipeline.static import cannot_pass, known_failure
 from simulator.problem import Problem
 from simulator.prompts import kind_of
@@ -217,6 +218,73 @@ def test_a_function_without_a_return_value_may_pass_a_test_expecting_none() -> N
     assert cannot_pass(CALL, "def twice(x):\n    raise_or = lambda: 2\n    return raise_or()\n") is None
 
 
+PAIR = Problem.from_dict(  # its public test expects a tuple
+    {**CALL_PROBLEM, "tests": [{"input": "[1, 2]", "output": "(1, 2)", "public": True}]}
+)
+
+
+@pytest.mark.parametrize(
+    ("problem", "code", "returned", "expected"),
+    [  # the default model wrote the like of each for MBPP dev problems (docs/results.md, section 26)
+        (CALL, "def twice(x):\n    return [2 * x]\n", "a list", "an int"),
+        (CALL, "def twice(x):\n    return f'{2 * x}'\n", "a str", "an int"),
+        (CALL, "def twice(x):\n    return str(2 * x) if x else ''.join([])\n", "a str", "an int"),
+        (CALL, "def twice(x):\n    return map(lambda y: 2 * y, [x])\n", "a map object", "an int"),
+        (CALL, "def twice(x):\n    return (2 * y for y in [x])\n", "a generator", "an int"),
+        (PAIR, "def twice(xs):\n    return sorted(xs)\n", "a list", "a tuple"),
+        (PAIR, "def twice(xs):\n    return len(xs) == 2\n", "a bool", "a tuple"),
+        (PAIR, "def twice(xs):\n    return sum(xs)\n", "a number", "a tuple"),
+        (PAIR, "def twice(xs):\n    if xs:\n        return [xs[0], xs[1]]\n", "a list or None", "a tuple"),
+        (PAIR, "def twice(xs):\n    return zip(xs, xs)\n", "a zip object", "a tuple"),
+    ],
+)
+def test_a_function_that_returns_a_type_no_public_test_expects_cannot_pass(
+    problem: Problem, code: str, returned: str, expected: str
+) -> None:
+    """Its value is not known, but no value of its type is ever equal to the expected one: the repair
+    prompt is told the type, as what the attempt returned."""
+    failure = known_failure(problem, code)
+    assert failure is not None
+    assert (
+        failure.reason
+        == f"twice returns {returned}, never equal to {expected}, which the public tests expect"
+    )
+    assert failure.output == returned
+    test = problem.public_tests[0]
+    result = asyncio.run(LocalExecutor().execute(program_for(problem, code, test), trace=False))
+    assert not problem_matches(problem, test.output, real_output(problem.kind, result))  # a real run agrees
+
+
+@pytest.mark.parametrize(
+    ("problem", "code"),
+    [
+        (CALL, "def twice(x):\n    return x == 1\n"),  # a bool may equal an int: True == 1
+        (CALL, "def twice(x):\n    return float(2 * x)\n"),  # 2.0 == 2
+        (CALL, "def twice(x):\n    return sum([x, x])\n"),
+        (CALL, "def twice(x):\n    return sum([[x]], [])\n"),  # a start value: any type
+        (CALL, "def twice(x):\n    return round(x * 2.0, 1)\n"),
+        (CALL, "def twice(x):\n    return x.double()\n"),  # a method: its type is not known
+        (CALL, "def twice(x):\n    return [x] if x < 0 else 2 * x\n"),  # one branch may be right
+        (CALL, "def len(s):\n    return 2\ndef twice(x):\n    return str(x) + len(x)\n"),
+        (CALL, "str = int\ndef twice(x):\n    return str(2 * x)\n"),  # a builtin rebound
+        (CALL, "class V(int):\n    pass\ndef twice(x):\n    return [V(2 * x)]\n"),  # may compare otherwise
+        (CALL, "import numpy as np\ndef twice(x):\n    return np.int64(x) < 3\n"),
+        (CALL, "from numpy import array\ndef twice(x):\n    return x == array([2])\n"),
+        (PAIR, "def twice(xs):\n    return tuple(sorted(xs))\n"),
+        (
+            PAIR,
+            "def twice(xs):\n    try:\n        return sorted(xs)\n    except TypeError:\n        return xs\n",
+        ),
+        (
+            Problem.from_dict({**CALL_PROBLEM, "tests": [{"input": "1", "output": "{1}", "public": True}]}),
+            "def twice(x):\n    return frozenset([x])\n",
+        ),  # fmt: skip
+    ],
+)
+def test_a_function_whose_type_may_be_expected_or_is_not_known_may_pass(problem: Problem, code: str) -> None:
+    assert cannot_pass(problem, code) is None
+
+
 @pytest.mark.parametrize(
     ("problem", "code", "reason"),
     [  # the default model wrote the first for MBPP 720: Python refuses it before running a line
@@ -315,6 +383,24 @@ def test_the_repair_feedback_of_a_program_that_cannot_pass_shows_what_a_run_show
     asked = request["messages"][-2]["content"]  # the user turn, before the prefilled fence
     assert f"returned {shown} for twice(1)" in asked and "not simulated" not in asked
     assert events[-1].payload["code"] == RIGHT and events[-1].payload["passed_public_simulated"] == 2
+
+
+def test_the_fix_request_for_a_wrong_type_says_what_was_returned() -> None:
+    script = PipelineScript(
+        solve=fence("def twice(x):\n    return [2 * x]\n"),
+        simulate=claims_the_expected_value,
+        repair=[fence(RIGHT)],
+    )
+    server = FakeModelServer(script)
+    events = run_script(script, problem=CALL_PROBLEM, k=1, turns=1, seed=0, server=server)
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    assert [f["output"] for f in turn["feedback"]] == ["a list", "a list"]
+    (request,) = [b for b in server.requests if kind_of(b["messages"]) == "repair"]
+    assert (
+        "A first attempt returned a list for twice(1), but the test expects 2."
+        in request["messages"][-2]["content"]
+    )
+    assert events[-1].payload["code"] == RIGHT
 
 
 @pytest.mark.parametrize(
