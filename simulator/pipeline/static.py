@@ -19,7 +19,7 @@ A program fails every public test, whatever a simulation says, when
   or a generator where any literal is (``_returned_types``). Only what Python fixes is used: builtins
   the program does not rebind, displays, comprehensions, f-strings, ``not`` and comparisons (not in a
   program that defines a class or imports numpy, pandas, sympy or torch, whose values may compare
-  otherwise); numbers compare with numbers (``1 == True == 1.0``), sets with frozensets.
+  otherwise, or builtins); numbers compare with numbers (``1 == True == 1.0``), sets with frozensets.
 
 One more is taken for wrong although it may pass a public test: a call problem's function with
 parameters that returns the same literal whatever its arguments (``return 6``, ``return 7 if s ==
@@ -295,7 +295,8 @@ _DISPLAYS = {
     ast.JoinedStr: "str",
 }
 _NUMBERS = frozenset({"bool", "int", "float", "complex", "number"})
-_OVERLOADING = frozenset({"numpy", "pandas", "sympy", "torch"})  # modules whose values compare otherwise
+# modules whose values compare otherwise, or through which a program can change what a builtin returns
+_OVERLOADING = frozenset({"numpy", "pandas", "sympy", "torch", "builtins"})
 
 
 def _wrong_type(
@@ -359,7 +360,8 @@ def _expression_types(expr: ast.expr, bound: set[str]) -> set[str] | None:
 
 
 def _may_overload(tree: ast.Module) -> bool:
-    """The program defines a class, or imports a module whose values compare otherwise."""
+    """The program defines a class, or imports a module whose values compare otherwise (or
+    ``builtins``)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             return True

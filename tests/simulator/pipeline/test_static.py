@@ -270,6 +270,7 @@ def test_a_function_that_returns_a_type_no_public_test_expects_cannot_pass(
         (CALL, "class V(int):\n    pass\ndef twice(x):\n    return [V(2 * x)]\n"),  # may compare otherwise
         (CALL, "import numpy as np\ndef twice(x):\n    return np.int64(x) < 3\n"),
         (CALL, "from numpy import array\ndef twice(x):\n    return x == array([2])\n"),
+        (PAIR, "import builtins\nbuiltins.len = tuple\ndef twice(xs):\n    return len(xs)\n"),  # passes
         (PAIR, "def twice(xs):\n    return tuple(sorted(xs))\n"),
         (
             PAIR,
