@@ -167,10 +167,12 @@ def judged_ways(
         "sim-known": list(zip(scores, unknown, strict=True)),
         "sim-agree": list(zip(scores, unknown, agreement, strict=True)),
     }
-    return {
-        way: sum(tie_expectation([r[i] for i in g], [passed[i] for i in g]) for g in groups) / len(groups)
-        for way, r in ranked.items()
-    }
+    return {way: over_groups(r, passed, groups) for way, r in ranked.items()}
+
+
+def over_groups(scores: Sequence[Any], passed: Sequence[bool], groups: Sequence[Sequence[int]]) -> float:
+    """A pick's expected correctness (``tie_expectation``) in each group of k, averaged."""
+    return sum(tie_expectation([scores[i] for i in g], [passed[i] for i in g]) for g in groups) / len(groups)
 
 
 def weigh_by_agreement(logprob: float, agreement: int) -> float:
@@ -278,9 +280,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         chosen = {"sim": pick(sim_scores[:k], rng), "oracle": pick(oracle_scores[:k], rng)}
 
         def expected(scores: Sequence[Any]) -> float:
-            return sum(
-                tie_expectation([scores[i] for i in g], [real_all[i] for i in g]) for g in groups
-            ) / len(groups)
+            return over_groups(scores, real_all, groups)
 
         by_likelihood = (
             {

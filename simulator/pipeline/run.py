@@ -150,6 +150,7 @@ class _Verdict:
     match: bool
     output: str | None  # the output judged: simulated (majority) or real in oracle mode
     nlex: str | None = None  # the NLEX whose prediction won the vote
+    known: bool = False  # judged wrong without a simulation (static.known_failure)
 
 
 @dataclass(frozen=True)
@@ -548,7 +549,7 @@ class _SolveJob(Job):
                 async with self.limit:
                     checked["real"] = (await self.real(program, test.output, None)).to_dict()
             emit("verdict", **checked, reason=known.reason)
-            results[candidate][slot] = _Verdict(False, known.output)  # what a run would show
+            results[candidate][slot] = _Verdict(False, known.output, known=True)  # what a run would show
             return
         labels = {"candidate": candidate, "test": index, "turn": turn}
         async with self.limit:
@@ -575,7 +576,7 @@ class _SolveJob(Job):
         source = "real execution" if self.settings.oracle else "simulation"
         top = max(scores.values())
         tied = [c for c, score in scores.items() if score == top]
-        known = set() if self.settings.oracle else {c for c in tied if cannot_pass(self.problem, codes[c])}
+        known = {c for c in tied if any(v.known for v in verdicts[c])}  # as the verdicts were judged
         agreement, likelihoods, unscored = None, None, None
         if self.settings.ties == "agreement" and len(tied) > 1:
             counts = dict(zip(codes, agreement_counts(list(codes.values()), self.problem.kind), strict=True))
