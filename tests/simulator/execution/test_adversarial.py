@@ -387,9 +387,9 @@ def test_what_a_program_leaves_in_the_sandboxs_own_folders_in_tmp_does_not_reach
     them away ends its worker (they cannot be removed, so that sandbox goes), and the next program finds
     them as made, on a fresh worker."""
     with data_dir_under_tmp(monkeypatch) as data:
-        pool = make_pool(variant, workers=1)
+        pool = make_pool(variant, workers=1)  # generous time limits: what is tested is what stays, not speed
         try:
-            made = run(pool, WALK_TMP)
+            made = run(pool, WALK_TMP, timeout=5.0)
             assert made.status == "ok", made.message
             masked = [line for line in made.stdout.splitlines() if line.startswith(f"{data} ")]
             assert len(masked) == 1 and masked[0].endswith(" [] []")  # the data directory: a tmpfs, empty
@@ -404,14 +404,14 @@ def test_what_a_program_leaves_in_the_sandboxs_own_folders_in_tmp_does_not_reach
                 )
                 + "".join(f"os.chmod({f!r}, 0)\n" for f in folders)
             )
-            hidden = run(pool, hide)
+            hidden = run(pool, hide, timeout=5.0)
             assert (hidden.status, hidden.stdout) == ("ok", "EROFS\n"), hidden.message
-            after = run(pool, WALK_TMP)
+            after = run(pool, WALK_TMP, timeout=5.0)
             assert (after.status, after.stdout) == ("ok", made.stdout)
             top = folders[-1]
             move = f"import os\nos.rename({top!r}, '/tmp/moved')\nos.mkdir({top!r})\n"
-            assert run(pool, move).status == "killed"
-            after = run(pool, WALK_TMP)
+            assert run(pool, move, timeout=5.0).status == "killed"
+            after = run(pool, WALK_TMP, timeout=5.0)
             assert (after.status, after.stdout) == ("ok", made.stdout)
         finally:
             pool.close()
