@@ -44,15 +44,27 @@ class Program:
         if len(given) > 1:
             errors.append(f"give exactly one of call, tests, stdin (got {', '.join(given)})")
         if self.call is not None:
-            try:
-                parse_python(self.call, mode="eval")
-            except SyntaxError as exc:
-                errors.append(f"call is not a Python expression: {exc.msg}")
+            errors.extend(call_errors(self.call))
         if self.tests is not None and not all(isinstance(t, str) for t in self.tests):
             errors.append("tests must be a list of assert statements (strings)")
         if not (0 < self.timeout_s <= 60):
             errors.append("timeout_s must be in (0, 60]")
         return errors
+
+
+def call_errors(call: str) -> list[str]:
+    """Why ``call`` cannot be run as a call (empty when it can); a blank one is most often a script
+    given the call shape, so the message names the other one."""
+    if not call.strip():
+        return [
+            "call mode needs an expression such as f(3, 'ab'); choose stdin for a program that reads its "
+            "input or only prints"
+        ]
+    try:
+        parse_python(call, mode="eval")
+    except SyntaxError as exc:
+        return [f"call is not a Python expression: {exc.msg}"]
+    return []
 
 
 def call_from_input(entry: str, argument_source: str) -> str:

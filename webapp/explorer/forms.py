@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from simulator.source import parse_python
+from simulator.execution.program import call_errors
 from webapp.limits import code_errors
 
 
@@ -35,13 +35,7 @@ class ExploreForm(forms.Form):
             for field, message in code_errors(data.get(name, ""), name):
                 self.add_error(field, message)
         if data.get("mode") == "call":
-            call = (data.get("call_input") or "").strip()
-            if not call:
-                self.add_error("call_input", "call mode needs an expression such as f(3)")
-            else:
-                try:
-                    parse_python(call, mode="eval")
-                except SyntaxError as exc:
-                    self.add_error("call_input", f"not a Python expression: {exc.msg}")
-                data["call_input"] = call
+            data["call_input"] = (data.get("call_input") or "").strip()
+            for message in call_errors(data["call_input"]):
+                self.add_error("call_input", message)
         return data

@@ -9,6 +9,7 @@ from django import forms
 from django.conf import settings
 from django.core.validators import MaxValueValidator
 
+from simulator.execution.program import call_errors
 from simulator.pipeline.settings import REPAIR_MODES, TIE_BREAKS, RunSettings
 from webapp.limits import code_errors
 
@@ -59,6 +60,9 @@ class SimulateForm(forms.Form):
         for name in ("code", "code_input"):
             for field, message in code_errors(data.get(name, ""), name):
                 self.add_error(field, message)
+        if data.get("mode") == "call" and not data.get("problem"):
+            for message in call_errors(data.get("code_input") or ""):
+                self.add_error("code_input", message)
         return data
 
 

@@ -20,6 +20,7 @@ from simulator.problem import Problem as CoreProblem
 from simulator.problem import TestCase as CoreTestCase
 from webapp.accounts.roles import is_staff
 from webapp.problems.models import Problem
+from webapp.runs.pipeline import program_for_simulation
 
 
 def _share_token() -> str:
@@ -192,9 +193,7 @@ class Run(models.Model):
         if not code:
             raise LookupError(f"no code for candidate {candidate} (turn {turn}) in this run")
         if self.kind == "simulate":
-            if self.settings.get("mode", "call") == "stdin":
-                return Program(code=code, stdin=self.code_input)
-            return Program(code=code, call=self.code_input.strip())
+            return program_for_simulation(code, self.code_input, self.settings.get("mode", "call"))
         core = self.core_problem()
         if not 0 <= test < len(core.tests):
             raise LookupError(f"the problem has no {self.test_label(test)}")

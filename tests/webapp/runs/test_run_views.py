@@ -224,3 +224,25 @@ def test_simulate_my_code_creates_a_simulate_run(client, alice, no_enqueue):
     # a pasted program has no expected output: the column says whether the simulation got it right
     assert "<span>output as simulated</span>" in page and "<span>passed</span>" not in page
     assert "<span>simulated</span>" in page and "<span>expected</span>" not in page  # the value it said
+
+
+@pytest.mark.parametrize(
+    ("code_input", "said"),
+    [
+        ("", "choose stdin for a program that reads its input or only prints"),
+        ("f(2", "not a Python expression"),
+    ],
+)
+def test_a_call_that_is_missing_or_does_not_parse_is_asked_for_on_the_form(
+    client, alice, no_enqueue, code_input, said
+):
+    """A script pasted with the default mode (call) and no call used to start a run that failed at once;
+    now the form says what to give, and keeps the code."""
+    client.force_login(alice)
+    code = "print(sum([1, 2, 3]))\n"
+    response = client.post("/simulate/", {"code": code, "mode": "call", "code_input": code_input})
+    page = response.content.decode()
+    assert response.status_code == 200 and said in page and "print(sum([1, 2, 3]))" in page
+    assert not Run.objects.exists() and no_enqueue == []
+    response = client.post("/simulate/", {"code": code, "mode": "stdin", "code_input": ""})
+    assert response.status_code == 302 and Run.objects.get().settings["mode"] == "stdin"
