@@ -169,7 +169,7 @@ AXES_CLIENT_IP_CALLABLE = "webapp.limits.client_ip"
 AXES_VERBOSE = False
 AXES_DISABLE_ACCESS_LOG = True  # only failures are kept, not a log of every successful login
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "problems:list"
+LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "problems:list"
 
 LANGUAGE_CODE = "en-us"

@@ -4,12 +4,14 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from webapp.accounts.views import home
+
 # A body over the upload limit names the limit (413); a service that is down is a 503 (webapp/errors.py).
 handler400 = "webapp.errors.bad_request"
 handler500 = "webapp.errors.server_error"
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="problems:list", permanent=False)),
+    path("", home, name="home"),
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/", include("webapp.accounts.urls")),
     path("problems/", include("webapp.problems.urls")),

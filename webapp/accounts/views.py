@@ -1,4 +1,4 @@
-"""Sign-up (log-in and log-out are Django's own views, wired in urls.py)."""
+"""Sign-up and the home page (log-in and log-out are Django's own views, wired in urls.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from webapp.accounts.forms import SignupForm
+from webapp.accounts.roles import has_role
 from webapp.limits import check_can_sign_up
 
 
@@ -17,5 +18,14 @@ def signup(request: HttpRequest) -> HttpResponse:
         user = form.save()
         # Two backends (django-axes' and the model backend): name the one that holds the user.
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        return redirect("problems:list")
+        return redirect("home")
     return render(request, "accounts/signup.html", {"form": form})
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """Where "/" and a log-in lead: an annotator's work is the annotation queue, everyone else's the
+    problems."""
+    user = request.user
+    if has_role(user, "annotator") and not has_role(user, "developer", "educator"):
+        return redirect("annotation:queue")
+    return redirect("problems:list")

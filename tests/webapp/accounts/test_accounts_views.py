@@ -22,6 +22,21 @@ def test_it_signs_up_with_a_role_and_logs_in(client):
     assert client.get("/problems/").context["user"] == user
 
 
+@pytest.mark.parametrize(
+    ("role", "lands_on"),
+    [("annotator", "/annotation/"), ("educator", "/problems/"), ("developer", "/problems/")],
+)
+def test_a_new_user_lands_where_their_role_works(client, role, lands_on):
+    """An annotator's work is the queue; after sign-up, log-in and at "/" they land there."""
+    form = {"username": "fay", "password1": "a-long-pass-42", "password2": "a-long-pass-42", "role": role}
+    assert client.post("/accounts/signup/", form).url == "/"
+    assert client.get("/").url == lands_on
+    client.post("/accounts/logout/")
+    assert client.get("/").url == "/problems/"  # a visitor: the problems page asks them to log in
+    response = client.post("/accounts/login/", {"username": "fay", "password": "a-long-pass-42"})
+    assert response.url == "/" and client.get("/").url == lands_on
+
+
 def test_it_does_not_offer_staff_at_sign_up(client):
     response = client.post(
         "/accounts/signup/",
