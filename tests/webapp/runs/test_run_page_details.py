@@ -171,3 +171,22 @@ def test_the_selected_panel_says_what_decided_a_tie(client, alice, make_run, rec
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert headline in page
+
+
+@pytest.mark.parametrize(
+    ("narrate", "said"),
+    [(False, "simulated output, answered at once (no narration)"), (True, "simulated execution (NLEX)")],
+)
+def test_a_simulation_says_whether_it_narrated(client, alice, make_run, narrate, said):
+    """The default asks for the answer at once (its reply opens with an empty thought): the card does
+    not call that a narration."""
+    from webapp.runs.models import Simulation
+
+    run = make_run(status="finished", settings={"k": 1, "turns": 0, "sims": 1, "narrate": narrate})
+    Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n", done=True)
+    Simulation.objects.create(
+        run=run, candidate=0, test=0, text="[THOUGHT]\n[/THOUGHT]\n[ANSWER]\n", done=True
+    )
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert said in page and ("simulated execution (NLEX)" in page) == narrate
