@@ -100,9 +100,9 @@ async def app_texts(
     ctx: Context, item: str, asked: list[dict[str, str]], params: dict[str, Any], reply: Reply, call: str
 ) -> list[tuple[str, bool]]:
     """Each sample of ``reply`` as the pipeline reads it, with whether its answer was forced: an
-    answer asked for at once is read after its prefill; a ``simulate`` narration that the token
-    budget cut before its answer gets the answer asked for at once, in a request of its own sampled
-    as ``params`` (the narration's) say, as ``simulator.pipeline.run`` does."""
+    answer asked for at once is read after its prefill; a ``simulate`` narration that ends before its
+    answer (cut by the token budget, or stopped) gets the answer asked for at once, in a request of its
+    own sampled as ``params`` (the narration's) say, as ``simulator.pipeline.run`` does."""
     if ctx.settings.prompt == SIMULATE_ANSWER:
         return [(asked[-1]["content"] + text, False) for text in reply.texts]
     if ctx.settings.prompt != SIMULATE:
@@ -110,8 +110,8 @@ async def app_texts(
     answer_params = {**params, "n": 1, "max_tokens": simulate.ANSWER_TOKENS}
     answer_asked = [*asked, {"role": "assistant", "content": simulate.answer_prefill(call)}]
 
-    async def one(index: int, text: str, reason: str | None) -> tuple[str, bool]:
-        if reason != "length" or simulate.answered(text, call):
+    async def one(index: int, text: str) -> tuple[str, bool]:
+        if simulate.answered(text, call):
             return text, False
         try:
             answer = await ctx.requester.chat(f"{item}/answer{index}", answer_asked, answer_params)
@@ -119,9 +119,7 @@ async def app_texts(
             return text, False
         return f"{text}\n{answer_asked[-1]['content']}{answer.texts[0]}", True
 
-    reasons = reply.finish_reasons or [None] * len(reply.texts)
-    jobs = [one(i, text, reason) for i, (text, reason) in enumerate(zip(reply.texts, reasons, strict=True))]
-    return list(await asyncio.gather(*jobs))
+    return list(await asyncio.gather(*(one(i, text) for i, text in enumerate(reply.texts))))
 
 
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:

@@ -12,7 +12,7 @@ turn t the program after t repairs:
 - ``candidate_delta``   {candidate, text}                 streamed text of candidate i
 - ``candidate_done``    {candidate, text, code, parse_error, tokens, finish_reason}
 - ``simulation_delta``  {candidate, test, turn, sample, text}   streamed NLEX
-- ``simulation_done``   {candidate, test, turn, sample, text, predicted, parse_error, tokens, forced}
+- ``simulation_done``   {candidate, test, turn, sample, text, predicted, parse_error, tokens, cut, forced}
 - ``verdict``           {candidate, test, turn, expected, source: simulated|real|checked, simulated,
                          match, reason?, votes?, real?}
 - ``selected``          {candidate, scores, tied, broken_by, seed, reason[, agreement, likelihoods]}

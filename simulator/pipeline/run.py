@@ -329,7 +329,8 @@ class Job:
             parsed = parse_call_answer(text, call) if call is not None else parse_stdin_answer(text)
             error = parsed.error
             if error and forced:
-                error += " (the narration hit the token budget; the answer was then asked for at once)"
+                ended = "hit the token budget" if cut else "stopped before its answer"
+                error += f" (the narration {ended}; the answer was then asked for at once)"
             else:
                 error = _noting_cut(error, "length" if cut else None)
             emit(
@@ -340,6 +341,7 @@ class Job:
                 predicted=parsed.predicted,
                 parse_error=error,
                 tokens=tokens,
+                cut=cut,
                 forced=forced,
             )
             predictions.append(parsed.predicted)
@@ -384,11 +386,11 @@ class Job:
         call: str | None,
         on_delta: Callable[[int, str], None],
     ) -> tuple[str, int, bool, bool]:
-        """A narrated simulation as (text, tokens, cut, forced): a narration cut by the token budget
-        before its answer gets that answer asked for at once, in a request without the narration
-        (``answer``), its reply streamed on after it as more of the same sample."""
+        """A narrated simulation as (text, tokens, cut, forced): a narration that ends before its answer
+        (cut by the token budget, or stopped) gets that answer asked for at once, in a request without
+        the narration (``answer``), its reply streamed on after it as more of the same sample."""
         cut = choice.finish_reason == "length"
-        if not cut or simulate.answered(choice.text, call):
+        if simulate.answered(choice.text, call):
             return choice.text, choice.deltas, cut, False
         try:
             ((text, tokens, _, _),) = await self.answer(messages, [choice.index], stop, call, on_delta, "\n")

@@ -244,7 +244,7 @@ class Simulation(models.Model):
     parse_error = models.TextField(blank=True)
     done = models.BooleanField(default=False)
     tokens = models.IntegerField(default=0)
-    forced = models.BooleanField(default=False)  # the narration hit its budget: the answer was asked for
+    forced = models.BooleanField(default=False)  # the narration ended before its answer, asked for then
 
     class Meta:
         ordering = ["turn", "candidate", "test", "sample"]

@@ -204,18 +204,23 @@ async def test_cruxeval_simulate_sends_the_apps_simulate_request_with_its_budget
 
 
 LOOPING = "[THOUGHT]\n" + "Line 2: the condition holds.\n" * 200  # past the 512-token budget
+STOPPED = "[THOUGHT]\nLine 1: x is 3.\n[/THOUGHT]\n"  # the model ends it without an [ANSWER]
 
 
 @pytest.mark.asyncio
-async def test_cruxeval_simulate_asks_for_the_answer_a_cut_narration_never_gave(tmp_path: Path) -> None:
-    """As the app does: a narration that runs out of its budget gets its answer asked for at once, in
-    a second request without the narration; the figures count both the cut and the forced replies."""
+@pytest.mark.parametrize(("narration", "cut"), [(LOOPING, 1.0), (STOPPED, 0.0)])
+async def test_cruxeval_simulate_asks_for_the_answer_a_narration_never_gave(
+    tmp_path: Path, narration: str, cut: float
+) -> None:
+    """As the app does: a narration that runs out of its budget, or stops, before its answer gets the
+    answer asked for at once, in a second request without the narration; the figures count both the
+    cut and the forced replies."""
     data = write_jsonl(tmp_path / "crux.jsonl", CRUX[:1])
     bodies: list[dict[str, Any]] = []
 
     def respond(body: dict[str, Any]) -> str:
         bodies.append(body)
-        return " 6\n[/ANSWER]" if body["messages"][-1]["role"] == "assistant" else LOOPING
+        return " 6\n[/ANSWER]" if body["messages"][-1]["role"] == "assistant" else narration
 
     settings = EvalSettings(task="cruxeval-o", data=data, out=tmp_path / "out", prompt="simulate")
     record = await run(settings, (cruxeval.load, cruxeval.evaluate), fake_client(FakeModelServer(respond)))
@@ -227,9 +232,9 @@ async def test_cruxeval_simulate_asks_for_the_answer_a_cut_narration_never_gave(
     ]
     assert forced["continue_final_message"] is True and forced["max_tokens"] == simulate.ANSWER_TOKENS
     (sample,) = record["items"][0]["samples"]
-    assert sample["cut"] and sample["forced"] and sample["passed"] and sample["answer"] == "6"
-    assert sample["text"].startswith(LOOPING[:100]) and sample["text"].endswith("assert f(3) == 6\n")
-    assert record["metrics"]["cut by the token budget"]["value"] == 1.0
+    assert sample["cut"] == bool(cut) and sample["forced"] and sample["passed"] and sample["answer"] == "6"
+    assert sample["text"].startswith(narration[:30]) and sample["text"].endswith("assert f(3) == 6\n")
+    assert record["metrics"]["cut by the token budget"]["value"] == cut
     assert record["metrics"]["answer forced"]["value"] == 1.0
     assert record["metrics"]["pass@1"]["value"] == 1.0
 

@@ -9,6 +9,7 @@ import socket
 from typing import Any
 
 import httpx
+import pytest
 
 from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
@@ -257,8 +258,14 @@ def test_real_mode_records_real_outputs_and_divergences() -> None:
     assert executor.checked and executor.checked[0].startswith("[THOUGHT]")
 
 
-def test_a_narration_cut_by_its_budget_gets_its_answer_asked_for_and_streamed_on() -> None:
-    looping = "[THOUGHT]\n" + "Line 2: `print(2 * n)`; the loop goes on.\n" * 100  # past 512 tokens
+LOOPING = "[THOUGHT]\n" + "Line 2: `print(2 * n)`; the loop goes on.\n" * 100  # past 512 tokens
+STOPPED = "[THOUGHT]\nLine 1: `n = int(input())`; now n = 2.\n[/THOUGHT]\n"  # ends, no <output>
+
+
+@pytest.mark.parametrize(("narration", "cut"), [(LOOPING, True), (STOPPED, False)])
+def test_a_narration_that_ends_before_its_answer_gets_it_asked_for_and_streamed_on(narration, cut) -> None:
+    """Cut by the token budget, or stopped by the model (seen on a pasted stdin program): either way
+    the answer is asked for at once, after the narration."""
 
     def responder(body: dict[str, Any]) -> str:
         messages = body["messages"]
@@ -266,7 +273,7 @@ def test_a_narration_cut_by_its_budget_gets_its_answer_asked_for_and_streamed_on
             assert body["max_tokens"] == simulate.ANSWER_TOKENS
             user = messages[-2]["content"]
             return "4\n</output>" if "<input>\n2\n" in user else "11\n</output>"
-        return RIGHT if messages[-1]["role"] == "assistant" else looping  # solve (prefilled), simulate
+        return RIGHT if messages[-1]["role"] == "assistant" else narration  # solve (prefilled), simulate
 
     events = run_script(responder, k=1, turns=0, seed=0, narrate=True)
     assert events[-1].type == "run_finished"
@@ -281,7 +288,7 @@ def test_a_narration_cut_by_its_budget_gets_its_answer_asked_for_and_streamed_on
             if (e.payload["test"], e.payload["sample"]) == (p["test"], p["sample"])
         )
         assert streamed == p["text"] and "\n[/THOUGHT]\n<output>\n" in p["text"]
-        assert p["tokens"] > 512 and not p["parse_error"]
+        assert (p["tokens"] > 512) == cut and not p["parse_error"] and p["text"].startswith(narration[:60])
     assert sorted(e.payload["match"] for e in of_type(events, "verdict")) == [False, True]
 
 
