@@ -9,14 +9,14 @@ program with its call, or each MBPP problem's reference solution with its first 
 a call (``f(...)``) and once as a script that prints it (stdin mode). Against the model server
 named by EXECSIM_MODEL_URL / EXECSIM_MODEL_NAME.
 
-A narration that ends before its answer gets the answer asked for at once, after it, whether the
-token budget cut it or the model stopped (``forced``). Before, only a cut one did: a stopped one stayed
-without an answer, a wrong prediction. So one run tells both sides, paired: "before" counts a
-prediction right only where it was not forced by a stop. Each forced answer is also asked the other
-way, with the narration kept before it (greedy, as the pipeline's one simulation is). Prints, per
-mode and both pooled, the replies cut by the budget and those stopped without an answer, how many of
-their answers are right each way, and the predictions that match the real run, against a stopped
-narration left without an answer, with paired bootstrap intervals over the programs.
+A narration that ends before its answer gets the answer asked for (``forced``): at once, the narration
+left out, when the token budget cut it (it loops); after it, the reply going on, when the model
+stopped (docs/results.md, Issue 12, section 27). Each forced answer is also asked the other way
+(greedy, as the pipeline's one simulation is), so one run compares, paired over the programs: a
+stopped narration left without an answer (as before section 27), its answer asked at once, and its
+answer asked after the narration. Prints, per mode and both pooled, the replies cut by the budget
+and those stopped without an answer, how many of their answers are right each way, and the
+predictions that match the real run each way, with paired bootstrap 95% intervals.
 """
 
 from __future__ import annotations
@@ -80,20 +80,19 @@ async def one(program: Program, client: ChatClient) -> dict[str, Any]:
     return row
 
 
-async def narration_kept(program: Program, row: dict[str, Any], client: ChatClient) -> bool:
-    """The other way to ask a forced answer (section 11 of docs/results.md measured it on cut
-    narrations only): the narration kept in the prefilled reply, closed, the answer begun after it.
-    Whether that answer matches the real run."""
+async def other_way(program: Program, row: dict[str, Any], client: ChatClient) -> bool:
+    """A forced answer asked the way the pipeline did not: after the narration for a cut one, at once
+    for a stopped one. Whether that answer matches the real run."""
     call = program.call
     kind = "call" if call is not None else "stdin"
     if call is not None:
         messages, stop = simulate.call_messages(program.code, call), simulate.CALL_STOP
     else:
         messages, stop = simulate.stdin_messages(program.code, program.stdin or ""), simulate.STDIN_STOP
-    prefill = simulate.answer_prefill(call)
-    narration = row["text"].rsplit("\n" + prefill, 1)[0].rstrip()
-    closing = "\n" if narration.endswith("[/THOUGHT]") else "\n[/THOUGHT]\n"
-    asked = narration + closing + prefill.removeprefix(simulate.EMPTY_THOUGHT)
+    asked = simulate.answer_prefill(call)
+    if row["cut"]:  # the pipeline asked at once, after "\n": the narration is what came before
+        narration = row["text"].rsplit("\n" + asked, 1)[0]
+        asked = narration + simulate.answer_after(narration, call)
     result = await client.chat(
         [*messages, {"role": "assistant", "content": asked}],
         temperature=0,
@@ -128,7 +127,7 @@ async def main(argv: list[str] | None = None) -> int:
                 async with gate:
                     row = await one(program, client)
                     if row.get("forced"):
-                        row["kept_match"] = await narration_kept(program, row, client)
+                        row["other_match"] = await other_way(program, row, client)
                 rows.append({"id": pid, "mode": mode, **row})
                 progress.advance(bar)
 
@@ -141,20 +140,20 @@ async def main(argv: list[str] | None = None) -> int:
         of = sorted((r for r in rows if mode in (r["mode"], "both")), key=lambda r: (r["id"], r["mode"]))
         cut = [r for r in of if r.get("forced") and r.get("cut")]
         stopped = [r for r in of if r.get("forced") and not r.get("cut")]
-        after = [float(r.get("match", False)) for r in of]
-        before = [0.0 if r in stopped else a for r, a in zip(of, after, strict=True)]
-        kept = [float(r["kept_match"]) if r in stopped else a for r, a in zip(of, after, strict=True)]
         print(
-            f"{mode}, n={len(of)}: cut by the budget {len(cut)} (right once asked: "
-            f"{right(cut, 'match')} at once, {right(cut, 'kept_match')} after the narration); stopped "
-            f"without an answer {len(stopped)} (right once asked: {right(stopped, 'match')} at once, "
-            f"{right(stopped, 'kept_match')} after the narration)"
+            f"{mode}, n={len(of)}: cut by the budget {len(cut)} (right once asked: {right(cut, 'match')} "
+            f"at once, {right(cut, 'other_match')} after the narration); stopped without an answer "
+            f"{len(stopped)} (right once asked: {right(stopped, 'other_match')} at once, "
+            f"{right(stopped, 'match')} after the narration)"
         )
+        kept = [float(r["match"]) for r in of]  # the pipeline's way
+        before = [0.0 if r in stopped else k for r, k in zip(of, kept, strict=True)]
+        at_once = [float(r["other_match"]) if r in stopped else k for r, k in zip(of, kept, strict=True)]
         print(f"  matches the real run: a stopped narration left without an answer {sum(before):.0f}")
-        for name, way in (("asked at once", after), ("asked after the narration", kept)):
+        for name, way in (("asked at once", at_once), ("asked after the narration", kept)):
             value, low, high = paired_bootstrap(list(zip(before, way, strict=True)))
             print(f"  ... its answer {name} {sum(way):.0f}: {value:+.3f} [{low:+.3f}, {high:+.3f}]")
-        value, low, high = paired_bootstrap(list(zip(after, kept, strict=True)))
+        value, low, high = paired_bootstrap(list(zip(at_once, kept, strict=True)))
         print(f"  after the narration - at once: {value:+.3f} [{low:+.3f}, {high:+.3f}]")
     return 0
 

@@ -101,25 +101,30 @@ async def app_texts(
 ) -> list[tuple[str, bool]]:
     """Each sample of ``reply`` as the pipeline reads it, with whether its answer was forced: an
     answer asked for at once is read after its prefill; a ``simulate`` narration that ends before its
-    answer (cut by the token budget, or stopped) gets the answer asked for at once, in a request of its
-    own sampled as ``params`` (the narration's) say, as ``simulator.pipeline.run`` does."""
+    answer gets the answer asked for, in a request of its own sampled as ``params`` (the narration's)
+    say, as ``simulator.pipeline.run`` does: at once, without the narration, when the token budget cut
+    it; after it, the reply going on, when it stopped."""
     if ctx.settings.prompt == SIMULATE_ANSWER:
         return [(asked[-1]["content"] + text, False) for text in reply.texts]
     if ctx.settings.prompt != SIMULATE:
         return [(text, False) for text in reply.texts]
     answer_params = {**params, "n": 1, "max_tokens": simulate.ANSWER_TOKENS}
-    answer_asked = [*asked, {"role": "assistant", "content": simulate.answer_prefill(call)}]
 
-    async def one(index: int, text: str) -> tuple[str, bool]:
+    async def one(index: int, text: str, reason: str | None) -> tuple[str, bool]:
         if simulate.answered(text, call):
             return text, False
+        lead, after = ("\n", "") if reason == "length" else ("", text)
+        prefill = simulate.answer_after(after, call) if after else simulate.answer_prefill(call)
+        answer_asked = [*asked, {"role": "assistant", "content": after + prefill}]
         try:
             answer = await ctx.requester.chat(f"{item}/answer{index}", answer_asked, answer_params)
         except RequestRejected:  # no room left in the context: the reply stays without an answer
             return text, False
-        return f"{text}\n{answer_asked[-1]['content']}{answer.texts[0]}", True
+        return f"{text}{lead}{prefill}{answer.texts[0]}", True
 
-    return list(await asyncio.gather(*(one(i, text) for i, text in enumerate(reply.texts))))
+    reasons = reply.finish_reasons or [None] * len(reply.texts)
+    jobs = [one(i, text, reason) for i, (text, reason) in enumerate(zip(reply.texts, reasons, strict=True))]
+    return list(await asyncio.gather(*jobs))
 
 
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:

@@ -329,8 +329,9 @@ class Job:
             parsed = parse_call_answer(text, call) if call is not None else parse_stdin_answer(text)
             error = parsed.error
             if error and forced:
-                ended = "hit the token budget" if cut else "stopped before its answer"
-                error += f" (the narration {ended}; the answer was then asked for at once)"
+                how = "hit the token budget" if cut else "stopped before its answer"
+                asked = "at once" if cut else "after it"
+                error += f" (the narration {how}; the answer was then asked for {asked})"
             else:
                 error = _noting_cut(error, "length" if cut else None)
             emit(
@@ -355,11 +356,13 @@ class Job:
         call: str | None,
         on_delta: Callable[[int, str], None],
         lead: str = "",
+        after: str = "",
     ) -> list[tuple[str, int, bool, bool]]:
-        """The answer at once (``simulate.answer_prefill``), one per sample: (text, tokens, cut,
-        forced=False) per sample. The prefill streams as the start of each reply (after ``lead``),
-        once the reply has begun."""
-        prefill = simulate.answer_prefill(call)
+        """The answer at once (``simulate.answer_prefill``), or after the narration ``after``
+        (``simulate.answer_after``; the reply goes on from it), one per sample: (text, tokens, cut,
+        forced=False) per sample, ``after`` not included. The prefill streams as the start of each
+        reply (after ``lead``), once the reply has begun."""
+        prefill = simulate.answer_after(after, call) if after else simulate.answer_prefill(call)
         begun: set[int] = set()
 
         def stream(index: int, text: str) -> None:
@@ -369,7 +372,7 @@ class Job:
             on_delta(samples[index], text)
 
         result = await self.chat(
-            [*messages, {"role": "assistant", "content": prefill}],
+            [*messages, {"role": "assistant", "content": after + prefill}],
             n=len(samples),
             stop=stop,
             max_tokens=simulate.ANSWER_TOKENS,
@@ -387,16 +390,21 @@ class Job:
         on_delta: Callable[[int, str], None],
     ) -> tuple[str, int, bool, bool]:
         """A narrated simulation as (text, tokens, cut, forced): a narration that ends before its answer
-        (cut by the token budget, or stopped) gets that answer asked for at once, in a request without
-        the narration (``answer``), its reply streamed on after it as more of the same sample."""
+        gets that answer asked for (``answer``), its reply streamed on after it as more of the same
+        sample. One cut by the token budget loops, so its answer is asked at once, without it; one
+        that stopped is whole but for its answer, so the reply goes on from it (docs/results.md,
+        Issue 12, sections 11 and 27)."""
         cut = choice.finish_reason == "length"
         if simulate.answered(choice.text, call):
             return choice.text, choice.deltas, cut, False
+        lead, after = ("\n", "") if cut else ("", choice.text)
         try:
-            ((text, tokens, _, _),) = await self.answer(messages, [choice.index], stop, call, on_delta, "\n")
+            ((text, tokens, _, _),) = await self.answer(
+                messages, [choice.index], stop, call, on_delta, lead, after
+            )
         except PromptTooLong:  # no room left in the context: the reply stays without an answer
             return choice.text, choice.deltas, cut, False
-        return f"{choice.text}\n{text}", choice.deltas + tokens, cut, True
+        return f"{choice.text}{lead}{text}", choice.deltas + tokens, cut, True
 
     def totals(self) -> dict[str, Any]:
         return {

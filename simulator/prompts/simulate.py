@@ -82,8 +82,19 @@ EMPTY_THOUGHT = "[THOUGHT]\n[/THOUGHT]\n"  # how a reply that answers at once be
 def answer_prefill(call: str | None) -> str:
     """The start of a reply that answers at once: an empty thought, then ``[ANSWER] assert call ==``
     (``call`` given) or ``<output>``; the model writes the value."""
-    opener = f"[ANSWER]\nassert {call} ==" if call is not None else "<output>\n"
-    return EMPTY_THOUGHT + opener
+    return EMPTY_THOUGHT + _answer_opener(call)
+
+
+def answer_after(narration: str, call: str | None) -> str:
+    """What a narration that stopped before its answer is followed by, for the reply to go on with
+    the answer: the thought closed (unless it is), then the answer begun as ``answer_prefill`` begins
+    it."""
+    closing = "" if narration.rstrip().endswith("[/THOUGHT]") else "[/THOUGHT]\n"
+    return ("" if narration.endswith("\n") else "\n") + closing + _answer_opener(call)
+
+
+def _answer_opener(call: str | None) -> str:
+    return f"[ANSWER]\nassert {call} ==" if call is not None else "<output>\n"
 
 
 def answer_ending(expected: str, call: str | None) -> str:

@@ -244,6 +244,7 @@ class Simulation(models.Model):
     parse_error = models.TextField(blank=True)
     done = models.BooleanField(default=False)
     tokens = models.IntegerField(default=0)
+    cut = models.BooleanField(default=False)  # the reply (the narration, if narrated) used its whole budget
     forced = models.BooleanField(default=False)  # the narration ended before its answer, asked for then
 
     class Meta:

@@ -191,6 +191,7 @@ def _simulation_done(run: Run, p: dict[str, Any]) -> None:
             "predicted": p.get("predicted"),
             "parse_error": p.get("parse_error") or "",
             "tokens": p.get("tokens") or 0,
+            "cut": bool(p.get("cut")),
             "forced": bool(p.get("forced")),
             "done": True,
         },

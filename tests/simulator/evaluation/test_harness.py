@@ -208,13 +208,19 @@ STOPPED = "[THOUGHT]\nLine 1: x is 3.\n[/THOUGHT]\n"  # the model ends it withou
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize(("narration", "cut"), [(LOOPING, 1.0), (STOPPED, 0.0)])
+@pytest.mark.parametrize(
+    ("narration", "cut", "asked"),
+    [
+        (LOOPING, 1.0, simulate.answer_prefill("f(3)")),  # at once, the looping narration left out
+        (STOPPED, 0.0, STOPPED + "[ANSWER]\nassert f(3) =="),  # the reply goes on from the narration
+    ],
+)
 async def test_cruxeval_simulate_asks_for_the_answer_a_narration_never_gave(
-    tmp_path: Path, narration: str, cut: float
+    tmp_path: Path, narration: str, cut: float, asked: str
 ) -> None:
     """As the app does: a narration that runs out of its budget, or stops, before its answer gets the
-    answer asked for at once, in a second request without the narration; the figures count both the
-    cut and the forced replies."""
+    answer asked for in a second request, at once without the narration when it was cut, after it
+    when it stopped; the figures count both the cut and the forced replies."""
     data = write_jsonl(tmp_path / "crux.jsonl", CRUX[:1])
     bodies: list[dict[str, Any]] = []
 
@@ -228,7 +234,7 @@ async def test_cruxeval_simulate_asks_for_the_answer_a_narration_never_gave(
     first, forced = bodies
     assert forced["messages"] == [
         *first["messages"],
-        {"role": "assistant", "content": simulate.answer_prefill("f(3)")},
+        {"role": "assistant", "content": asked},
     ]
     assert forced["continue_final_message"] is True and forced["max_tokens"] == simulate.ANSWER_TOKENS
     (sample,) = record["items"][0]["samples"]

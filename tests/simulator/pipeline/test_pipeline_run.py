@@ -265,12 +265,15 @@ STOPPED = "[THOUGHT]\nLine 1: `n = int(input())`; now n = 2.\n[/THOUGHT]\n"  # e
 @pytest.mark.parametrize(("narration", "cut"), [(LOOPING, True), (STOPPED, False)])
 def test_a_narration_that_ends_before_its_answer_gets_it_asked_for_and_streamed_on(narration, cut) -> None:
     """Cut by the token budget, or stopped by the model (seen on a pasted stdin program): either way
-    the answer is asked for at once, after the narration."""
+    the answer is asked for and streams on after the narration; the request leaves out a cut (looping)
+    narration and goes on from a stopped one."""
+    asked: list[str] = []
 
     def responder(body: dict[str, Any]) -> str:
         messages = body["messages"]
         if messages[-1]["role"] == "assistant" and messages[-1]["content"].endswith("<output>\n"):
             assert body["max_tokens"] == simulate.ANSWER_TOKENS
+            asked.append(messages[-1]["content"])
             user = messages[-2]["content"]
             return "4\n</output>" if "<input>\n2\n" in user else "11\n</output>"
         return RIGHT if messages[-1]["role"] == "assistant" else narration  # solve (prefilled), simulate
@@ -290,6 +293,8 @@ def test_a_narration_that_ends_before_its_answer_gets_it_asked_for_and_streamed_
         assert streamed == p["text"] and "\n[/THOUGHT]\n<output>\n" in p["text"]
         assert (p["tokens"] > 512) == cut and not p["parse_error"] and p["text"].startswith(narration[:60])
     assert sorted(e.payload["match"] for e in of_type(events, "verdict")) == [False, True]
+    expected = simulate.answer_prefill(None) if cut else STOPPED + "<output>\n"
+    assert asked == [expected, expected]
 
 
 def test_call_problems_compare_python_literals() -> None:

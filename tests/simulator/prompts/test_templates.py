@@ -54,6 +54,21 @@ def test_simulate_stdin_shows_the_input() -> None:
     assert "<output>" in last
 
 
+@pytest.mark.parametrize(
+    ("narration", "call", "after"),
+    [
+        ("[THOUGHT] n = 2. [/THOUGHT]", None, "\n<output>\n"),
+        ("[THOUGHT] n = 2. [/THOUGHT]\n", None, "<output>\n"),
+        ("[THOUGHT]\nLine 2: returns 3.", "f(1)", "\n[/THOUGHT]\n[ANSWER]\nassert f(1) =="),
+        ("[THOUGHT]\nLine 2: returns 3.\n", "f(1)", "[/THOUGHT]\n[ANSWER]\nassert f(1) =="),
+    ],
+)
+def test_a_narration_that_stopped_goes_on_with_its_thought_closed_and_its_answer_begun(
+    narration: str, call: str | None, after: str
+) -> None:
+    assert simulate.answer_after(narration, call) == after
+
+
 def test_an_answer_asked_for_at_once_has_an_empty_thought_and_its_answer_begun() -> None:
     assert simulate.answer_prefill("f(3)") == "[THOUGHT]\n[/THOUGHT]\n[ANSWER]\nassert f(3) =="
     assert simulate.answer_prefill(None) == "[THOUGHT]\n[/THOUGHT]\n<output>\n"

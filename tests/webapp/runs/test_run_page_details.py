@@ -190,3 +190,23 @@ def test_a_simulation_says_whether_it_narrated(client, alice, make_run, narrate,
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert said in page and ("simulated execution (NLEX)" in page) == narrate
+
+
+@pytest.mark.parametrize(
+    ("cut", "said"),
+    [
+        (True, "used its whole token budget, so the answer was asked for at once"),
+        (False, "the model stopped"),
+    ],
+)
+def test_a_forced_answer_says_how_the_narration_ended(client, alice, make_run, cut, said):
+    """The ``simulation_done`` event's ``cut`` is recorded, and the card says which way it was asked."""
+    from webapp.runs.record import apply_event
+
+    run = make_run(status="finished", settings={"k": 1, "turns": 0, "sims": 1, "narrate": True})
+    Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n", done=True)
+    done = {"candidate": 0, "test": 0, "turn": 0, "sample": 0, "text": "[THOUGHT]\n", "predicted": "2"}
+    apply_event(run, "simulation_done", {**done, "tokens": 9, "cut": cut, "forced": True})
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert 'data-testid="simulation-forced"' in page and said in page
