@@ -105,7 +105,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     simulate.add_argument("program", type=Path, help="Python source file")
     what = simulate.add_mutually_exclusive_group(required=True)
     what.add_argument("--call", help="expression to evaluate after the code, e.g. 'f(1, 2)'")
-    what.add_argument("--stdin", type=Path, help="file fed to the program on stdin ('-' reads this stdin)")
+    what.add_argument(
+        "--stdin", help="file fed to the program on stdin ('-' reads this stdin; '' feeds it nothing)"
+    )
     simulate.add_argument(
         "--sims", type=int, default=1, help="simulations (default 1, greedy; more sample and vote)"
     )
@@ -197,11 +199,11 @@ def _simulate(args: argparse.Namespace) -> int:
     return _drive(main, printer, settings.concurrency)
 
 
-def _read_stdin_file(path: Path) -> str:
-    if str(path) == "-":
-        return sys.stdin.read()
+def _read_stdin_file(path: str) -> str:
+    if path in ("", "-"):  # '': a program that reads nothing (a script that only prints)
+        return sys.stdin.read() if path else ""
     try:
-        return path.read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {exc}") from None
 

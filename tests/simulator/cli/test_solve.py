@@ -255,3 +255,32 @@ def test_the_printers_handle_only_real_event_types_and_say_how_a_run_ended(print
 
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip("POSIX only")
+
+
+def test_simulate_a_script_that_reads_nothing_whose_narration_stops_before_its_answer(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """``--stdin ''`` feeds nothing (a script that only prints); the model ends its narration without
+    the <output> block, as the default model does on most such scripts, and the answer is asked for
+    after it."""
+    program = tmp_path / "p.py"
+    program.write_text("print(2 + 3)\n")
+    narration = "[THOUGHT]\nLine 1: `print(2 + 3)` prints 5.\n[/THOUGHT]\n"
+
+    def reply(body: dict) -> str:
+        last = body["messages"][-1]
+        return "5\n</output>" if last["role"] == "assistant" else narration
+
+    server = FakeModelServer(reply)
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
+        monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+        code = main(["simulate", str(program), "--stdin", "", "--json"])
+    events = json_lines(capsys.readouterr().out)
+    assert code == 0
+    assert server.requests[-1]["messages"][-1]["content"] == narration + "<output>\n"
+    (done,) = [e["payload"] for e in events if e["type"] == "simulation_done"]
+    assert done["forced"] and not done["cut"] and done["predicted"] == "5\n" and not done["parse_error"]
+    if events[-1]["payload"].get("status") == "ok":  # the sandbox ran it
+        assert events[-1]["payload"]["match"] is True
