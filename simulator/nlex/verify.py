@@ -314,6 +314,11 @@ def sentence(check: ClaimCheck, program: Program) -> str:
         return (
             f"{where}the simulation says it prints {said}; the real run prints {real or 'nothing here'}{step}"
         )
+    if check.kind == "condition":  # claimed: "holds" or "fails"; actual: "the condition holds" or so
+        holds = "holds" if check.claimed == "holds" else "does not hold"
+        return f"{where}the simulation says the condition {holds}; in the real run {real}{step}"
+    if check.kind == "calls":
+        return f"{where}the simulation says {shorten(check.text)}; the real run makes {real}{step}"
     if check.kind == "line":
         return f"the simulation says line {check.line} runs next; the real run does not go there{step}"
     if check.kind == "repeat":

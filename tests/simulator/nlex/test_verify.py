@@ -57,6 +57,27 @@ def test_a_false_claim_with_a_right_answer_is_not_verified() -> None:
     assert v.first_divergence.claimed == "3" and "total is 3" in v.first_divergence.sentence
 
 
+def test_a_wrong_condition_is_said_as_a_condition() -> None:
+    """Seen on a pasted script: "the condition does not hold" where it holds read "the simulation
+    says the program prints 'fails'"."""
+    text = (
+        "[THOUGHT]\nLine 3: `for x in xs:` starts the loop; now x = 1.\n"
+        "Line 4: `if x % 2 == 0:` the condition holds.\n[/THOUGHT]\n"
+    )
+    first = check(text).first_divergence
+    assert first is not None and first.kind == "condition"
+    assert first.sentence.startswith("line 4: the simulation says the condition holds; in the real run the ")
+    assert "condition does not hold" in first.sentence and "prints" not in first.sentence
+
+
+def test_a_wrong_count_of_calls_is_said_as_calls() -> None:
+    code = "def g(x):\n    return x + 1\n\ndef f(x):\n    return g(g(x))\n"
+    text = "[THOUGHT]\nLine 5: `return g(g(x))` calling g 3 times; returns 3.\n[/THOUGHT]\n"
+    first = check(text, code=code, call="f(1)").first_divergence
+    assert first is not None and first.kind == "calls"
+    assert "the simulation says calling g 3 times; the real run makes g 2 times" in first.sentence
+
+
 @pytest.mark.parametrize(
     ("text", "verdict"),
     [
