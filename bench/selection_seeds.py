@@ -26,7 +26,7 @@ from typing import Any
 
 from simulator.benchmarks import from_mbpp
 from simulator.evaluation.harness import read_outputs
-from simulator.evaluation.mbpp import _prelude, judged_ways, load, tie_expectation, with_imports
+from simulator.evaluation.mbpp import judged_ways, load, tie_expectation, with_imports
 from simulator.evaluation.paired import paired_bootstrap
 from simulator.pipeline.static import cannot_pass
 
@@ -64,8 +64,7 @@ def recheck(records: list[dict[str, Any]], data: Path) -> tuple[int, int, int]:
             used = [c for c in item["candidates"] if c["public_passed"] is not None]
             k = len(used) // item["groups"]
             checked = [
-                cannot_pass(problem, with_imports(_prelude(source), c["code"])) if c["code"] else None
-                for c in used
+                cannot_pass(problem, with_imports(source, c["code"])) if c["code"] else None for c in used
             ]
             ways = judged_ways(
                 [c["code"] for c in used],

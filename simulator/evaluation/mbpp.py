@@ -119,16 +119,15 @@ def split_assert(test: str) -> tuple[str, str] | None:
     return ast.unparse(compare.left), ast.unparse(compare.comparators[0])
 
 
-def _prelude(item: dict[str, Any]) -> str:
-    return "\n".join(item.get("test_imports") or [])
-
-
-def with_imports(prelude: str, code: str) -> str:
+def with_imports(item: dict[str, Any], code: str) -> str:
+    """``code`` as the MBPP item's tests run it: after the item's ``test_imports`` (a candidate may
+    use ``math`` without importing it, as the reference solution's tests allow)."""
+    prelude = "\n".join(item.get("test_imports") or [])
     return f"{prelude}\n{code}" if prelude else code
 
 
 def passes(item: dict[str, Any], code: str, tests: list[str]) -> bool:
-    return run_check(with_imports(_prelude(item), code), tests, timeout_s=10.0)
+    return run_check(with_imports(item, code), tests, timeout_s=10.0)
 
 
 def pick(scores: Sequence[Any], rng: random.Random) -> int:
@@ -263,10 +262,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         for (c, *_), logprob in zip(scored, logprobs, strict=True):
             likely[c] += logprob
         # what the pipeline knows without simulating: a program that cannot pass scores nothing
-        prelude = _prelude(item)  # the real runs have the test's imports: `math` may come from them
-        checked = [
-            cannot_pass(problem, with_imports(prelude, code)) if code else None for code in codes[:used]
-        ]
+        checked = [cannot_pass(problem, with_imports(item, code)) if code else None for code in codes[:used]]
         sim_scores = [0.0 if why else score for why, score in zip(checked, raw_scores, strict=True)]
         likely = [-math.inf if why else score for why, score in zip(checked, likely, strict=True)]
         oracle_scores = [float(x) for x in real_public]

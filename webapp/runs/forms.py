@@ -139,8 +139,8 @@ ORACLE_HELP = (
 NARRATE_HELP = (
     "Off by default: the default model predicts outputs better when it answers at once, with a tenth "
     "of the tokens. CRUXEval-O dev (200 programs, greedy, the app's simulate request): 0.225 narrated, "
-    "0.245 answered at once (docs/results.md, Issue 12, section 27). On: each simulation narrates the run (NLEX) "
-    "before its answer, and a real run shows where the narration first went wrong."
+    "0.245 answered at once (docs/results.md, Issue 12, section 27). On: each simulation narrates the "
+    "run (NLEX) before its answer, and a real run shows where the narration first went wrong."
 )
 
 

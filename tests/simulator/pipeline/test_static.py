@@ -477,7 +477,7 @@ def test_no_reference_solution_of_the_dev_splits_is_judged_unable_to_pass() -> N
         except ProblemError:  # an assert no test can state (tasks 2 and 7: set(...) of the call)
             continue
         checked += 1
-        if why := cannot_pass(problem, with_imports("\n".join(item["test_imports"]), item["code"])):
+        if why := cannot_pass(problem, with_imports(item, item["code"])):
             flagged.append((item["task_id"], why))
     for line in benchmark_file("cruxeval", "dev.jsonl").read_text().splitlines():
         item = json.loads(line)
