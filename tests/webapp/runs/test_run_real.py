@@ -138,7 +138,7 @@ def test_events_after_the_end_are_refused_while_the_run_is_active_and_for_final_
 def test_the_owner_runs_it_for_real_from_the_run_page(client, alice, finished_run, queued) -> None:
     client.force_login(alice)
     page = client.get(f"/runs/{finished_run.id}/").content.decode()
-    assert 'data-testid="run-real"' in page and "ws-connect" not in page
+    assert 'data-testid="run-real">Run for real</button>' in page and "ws-connect" not in page
 
     response = client.post(f"/runs/{finished_run.id}/real/")
 
@@ -185,7 +185,7 @@ def test_the_page_shows_the_results_after_it_ran(client, alice, finished_run, se
     assert page.count('data-testid="execution-row"') == 9
     assert 'id="exec-0-t1-2"' in page and "(turn 1)" in page
     assert page.count('data-testid="real-summary-row"') == 3 and "after repair turn 1 (final)" in page
-    assert 'data-testid="run-real"' in page  # it can be run again
+    assert 'data-testid="run-real">Run for real again</button>' in page  # it can be run again, and says so
 
 
 def test_the_live_fragments_reset_the_rows_then_append_them(finished_run, sent) -> None:
