@@ -19,6 +19,7 @@ from django.db import models
 from simulator.execution import Program
 from simulator.execution.trace import Trace as CoreTrace
 from simulator.nlex.verify import Verification, verify
+from simulator.prompts import simulate
 
 
 class AnnotationItem(models.Model):
@@ -59,6 +60,12 @@ class AnnotationItem(models.Model):
 
     def program(self) -> Program:
         return Program(code=self.code, call=self.call, stdin=self.stdin)
+
+    @property
+    def narrated(self) -> bool:
+        """Whether the model narrated the run; else it was asked for the answer at once (the app's
+        default), and only the answer is there to correct."""
+        return not self.text.startswith(simulate.EMPTY_THOUGHT)
 
     def core_trace(self) -> CoreTrace:
         return CoreTrace.from_dict(self.trace)

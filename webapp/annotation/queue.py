@@ -20,6 +20,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from simulator.agreement import edited_spans
+from simulator.prompts import simulate
 from webapp.annotation.models import Adjudication, Annotation, AnnotationItem, QueuePolicy
 
 
@@ -32,6 +33,7 @@ class Filters:
     model: str = ""
     problem: int | None = None
     divergent: bool = False
+    narrated: bool = False  # only simulations that narrate (not answers asked for at once)
 
     @classmethod
     def from_query(cls, query: Any) -> Filters:
@@ -40,6 +42,7 @@ class Filters:
             model=query.get("model", "") or "",
             problem=int(problem) if str(problem).isdigit() else None,
             divergent=query.get("divergent") in ("1", "on", "true"),
+            narrated=query.get("narrated") in ("1", "on", "true"),
         )
 
     def apply(self, items: QuerySet[AnnotationItem]) -> QuerySet[AnnotationItem]:
@@ -49,6 +52,8 @@ class Filters:
             items = items.filter(problem_id=self.problem)
         if self.divergent:
             items = items.filter(divergent=True)
+        if self.narrated:
+            items = items.exclude(text__startswith=simulate.EMPTY_THOUGHT)
         return items
 
     def query(self) -> str:
@@ -59,6 +64,8 @@ class Filters:
             parts.append(("problem", str(self.problem)))
         if self.divergent:
             parts.append(("divergent", "1"))
+        if self.narrated:
+            parts.append(("narrated", "1"))
         from urllib.parse import urlencode
 
         return urlencode(parts)

@@ -14,6 +14,7 @@ from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
 
+from simulator.prompts import simulate
 from tests.webapp.explorer.support import FIXED_5, WRONG_5
 from webapp.annotation import queue
 from webapp.annotation.enqueue import enqueue_run
@@ -48,6 +49,21 @@ def test_filters_narrow_the_queue(ann1, items):
     assert queue.Filters.from_query({"divergent": "1", "model": "m", "problem": "3"}) == queue.Filters(
         "m", 3, True
     )
+
+
+def test_answers_asked_for_at_once_are_told_from_narrations(client, ann1, items):
+    """The app asks for the answer at once by default (an empty thought): such an item holds only an
+    answer to correct. The queue says which is which and can leave them out."""
+    right, wrong = items
+    at_once = simulate.answer_prefill("add_one(5)") + " 6"
+    AnnotationItem.objects.filter(pk=wrong.pk).update(text=at_once)
+    assert right.narrated and not AnnotationItem.objects.get(pk=wrong.pk).narrated
+    assert list(queue.waiting_for(ann1, queue.Filters(narrated=True))) == [right]
+    assert queue.Filters.from_query({"narrated": "1"}).query() == "narrated=1"
+    client.force_login(ann1)
+    page = client.get("/annotation/?narrated=1").content.decode()
+    assert page.count('data-testid="queue-item"') == 1 and "<td>narration</td>" in page
+    assert "<td>answer only</td>" in client.get("/annotation/").content.decode()
 
 
 def test_two_annotators_never_hold_the_same_item(ann1, ann2, items):
