@@ -89,10 +89,10 @@ async def other_way(program: Program, row: dict[str, Any], client: ChatClient) -
         messages, stop = simulate.call_messages(program.code, call), simulate.CALL_STOP
     else:
         messages, stop = simulate.stdin_messages(program.code, program.stdin or ""), simulate.STDIN_STOP
-    asked = simulate.answer_prefill(call)
-    if row["cut"]:  # the pipeline asked at once, after "\n": the narration is what came before
-        narration = row["text"].rsplit("\n" + asked, 1)[0]
-        asked = narration + simulate.answer_after(narration, call)
+    narration = row["text"]
+    if row["cut"]:  # the pipeline asked at once: the narration is what came before that answer
+        narration = narration.rsplit(simulate.forced_answer("", call, cut=True)[1], 1)[0]
+    asked, _ = simulate.forced_answer(narration, call, cut=not row["cut"])  # the other way
     result = await client.chat(
         [*messages, {"role": "assistant", "content": asked}],
         temperature=0,

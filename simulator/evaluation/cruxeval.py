@@ -102,8 +102,7 @@ async def app_texts(
     """Each sample of ``reply`` as the pipeline reads it, with whether its answer was forced: an
     answer asked for at once is read after its prefill; a ``simulate`` narration that ends before its
     answer gets the answer asked for, in a request of its own sampled as ``params`` (the narration's)
-    say, as ``simulator.pipeline.run`` does: at once, without the narration, when the token budget cut
-    it; after it, the reply going on, when it stopped."""
+    say, as ``simulator.pipeline.run`` does (``simulate.forced_answer``)."""
     if ctx.settings.prompt == SIMULATE_ANSWER:
         return [(asked[-1]["content"] + text, False) for text in reply.texts]
     if ctx.settings.prompt != SIMULATE:
@@ -113,14 +112,13 @@ async def app_texts(
     async def one(index: int, text: str, reason: str | None) -> tuple[str, bool]:
         if simulate.answered(text, call):
             return text, False
-        lead, after = ("\n", "") if reason == "length" else ("", text)
-        prefill = simulate.answer_after(after, call) if after else simulate.answer_prefill(call)
-        answer_asked = [*asked, {"role": "assistant", "content": after + prefill}]
+        turn, shown = simulate.forced_answer(text, call, cut=reason == "length")
+        answer_asked = [*asked, {"role": "assistant", "content": turn}]
         try:
             answer = await ctx.requester.chat(f"{item}/answer{index}", answer_asked, answer_params)
         except RequestRejected:  # no room left in the context: the reply stays without an answer
             return text, False
-        return f"{text}{lead}{prefill}{answer.texts[0]}", True
+        return f"{text}{shown}{answer.texts[0]}", True
 
     reasons = reply.finish_reasons or [None] * len(reply.texts)
     jobs = [one(i, text, reason) for i, (text, reason) in enumerate(zip(reply.texts, reasons, strict=True))]

@@ -355,31 +355,32 @@ class Job:
         stop: Sequence[str],
         call: str | None,
         on_delta: Callable[[int, str], None],
-        lead: str = "",
-        after: str = "",
+        turn: str = "",
+        shown: str = "",
     ) -> list[tuple[str, int, bool, bool]]:
-        """The answer at once (``simulate.answer_prefill``), or after the narration ``after``
-        (``simulate.answer_after``; the reply goes on from it), one per sample: (text, tokens, cut,
-        forced=False) per sample, ``after`` not included. The prefill streams as the start of each
-        reply (after ``lead``), once the reply has begun."""
-        prefill = simulate.answer_after(after, call) if after else simulate.answer_prefill(call)
+        """The answer at once (``simulate.answer_prefill``), or as ``turn`` asks for it (the assistant
+        turn of a forced answer, ``simulate.forced_answer``), one per sample: (text, tokens, cut,
+        forced=False), each text beginning with ``shown`` (by default the prefill), which streams as
+        the start of each reply once the reply has begun."""
+        if not turn:
+            turn = shown = simulate.answer_prefill(call)
         begun: set[int] = set()
 
         def stream(index: int, text: str) -> None:
             if index not in begun:
                 begun.add(index)
-                text = lead + prefill + text
+                text = shown + text
             on_delta(samples[index], text)
 
         result = await self.chat(
-            [*messages, {"role": "assistant", "content": after + prefill}],
+            [*messages, {"role": "assistant", "content": turn}],
             n=len(samples),
             stop=stop,
             max_tokens=simulate.ANSWER_TOKENS,
             on_delta=stream,
             temperature=self.simulation_temperature,
         )
-        return [(prefill + c.text, c.deltas, c.finish_reason == "length", False) for c in result.choices]
+        return [(shown + c.text, c.deltas, c.finish_reason == "length", False) for c in result.choices]
 
     async def finish(
         self,
@@ -390,21 +391,19 @@ class Job:
         on_delta: Callable[[int, str], None],
     ) -> tuple[str, int, bool, bool]:
         """A narrated simulation as (text, tokens, cut, forced): a narration that ends before its answer
-        gets that answer asked for (``answer``), its reply streamed on after it as more of the same
-        sample. One cut by the token budget loops, so its answer is asked at once, without it; one
-        that stopped is whole but for its answer, so the reply goes on from it (docs/results.md,
-        Issue 12, sections 11 and 27)."""
+        (cut by the token budget, or stopped) gets that answer asked for (``simulate.forced_answer``),
+        its reply streamed on after it as more of the same sample."""
         cut = choice.finish_reason == "length"
         if simulate.answered(choice.text, call):
             return choice.text, choice.deltas, cut, False
-        lead, after = ("\n", "") if cut else ("", choice.text)
+        turn, shown = simulate.forced_answer(choice.text, call, cut)
         try:
             ((text, tokens, _, _),) = await self.answer(
-                messages, [choice.index], stop, call, on_delta, lead, after
+                messages, [choice.index], stop, call, on_delta, turn, shown
             )
         except PromptTooLong:  # no room left in the context: the reply stays without an answer
             return choice.text, choice.deltas, cut, False
-        return f"{choice.text}{lead}{text}", choice.deltas + tokens, cut, True
+        return choice.text + text, choice.deltas + tokens, cut, True
 
     def totals(self) -> dict[str, Any]:
         return {

@@ -93,6 +93,18 @@ def answer_after(narration: str, call: str | None) -> str:
     return ("" if narration.endswith("\n") else "\n") + closing + _answer_opener(call)
 
 
+def forced_answer(narration: str, call: str | None, cut: bool) -> tuple[str, str]:
+    """How to ask for the answer a narration ended without: (the assistant turn to send, what the
+    reply shows between the narration and the answer). A narration the token budget cut loops, so
+    the answer is asked at once, without it; one that stopped is whole but for its answer, so the
+    reply goes on from it (docs/results.md, Issue 12, sections 11 and 27)."""
+    if cut:
+        prefill = answer_prefill(call)
+        return prefill, "\n" + prefill
+    after = answer_after(narration, call)
+    return narration + after, after
+
+
 def _answer_opener(call: str | None) -> str:
     return f"[ANSWER]\nassert {call} ==" if call is not None else "<output>\n"
 

@@ -67,6 +67,10 @@ def test_a_narration_that_stopped_goes_on_with_its_thought_closed_and_its_answer
     narration: str, call: str | None, after: str
 ) -> None:
     assert simulate.answer_after(narration, call) == after
+    # a stopped narration is sent on with that ending; a cut one is left out, its answer asked at once
+    assert simulate.forced_answer(narration, call, cut=False) == (narration + after, after)
+    at_once = simulate.answer_prefill(call)
+    assert simulate.forced_answer(narration, call, cut=True) == (at_once, "\n" + at_once)
 
 
 def test_an_answer_asked_for_at_once_has_an_empty_thought_and_its_answer_begun() -> None:
