@@ -3,6 +3,7 @@ EXECSIM_MODEL_URL, exactly as a user's server would be."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import sys
@@ -26,13 +27,20 @@ def predict(code: str, stdin: str) -> str:
     return f"[THOUGHT] n is {stdin.strip()} [/THOUGHT]\n<output>\n{int(stdin) ** 2}\n"
 
 
-@pytest.fixture
-def model_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeModelServer]:
-    server = FakeModelServer(PipelineScript(solve=[RIGHT, "no idea"], simulate=predict))
+@contextlib.contextmanager
+def serving(server: FakeModelServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """``server`` running, and the CLI pointed at it as a user's environment would point it."""
     with server.serve() as url:
         monkeypatch.setenv("EXECSIM_MODEL_URL", url)
         monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
         monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+        yield
+
+
+@pytest.fixture
+def model_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeModelServer]:
+    server = FakeModelServer(PipelineScript(solve=[RIGHT, "no idea"], simulate=predict))
+    with serving(server, monkeypatch, tmp_path):
         yield server
 
 
@@ -101,10 +109,7 @@ def test_solve_says_why_a_program_that_cannot_pass_was_not_simulated(monkeypatch
     server = FakeModelServer(
         PipelineScript(solve=[misnamed, misnamed.replace("sq(", "square(")], simulate=believes_all)
     )
-    with server.serve() as url:
-        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
-        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
-        monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+    with serving(server, monkeypatch, tmp_path):
         assert main(["solve", str(problem), "--k", "2", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert (
@@ -132,10 +137,7 @@ def test_solve_prints_which_repair_reply_was_taken_and_why_not_the_others(
     wrong = "```python\nn = int(input())\nprint(n + n)\n```"  # 2 -> 4 right, 3 -> 6 wrong
     replies = [wrong, "I am not sure.", RIGHT]
     server = FakeModelServer(PipelineScript(solve=[wrong], simulate=predict_for_real, repair=[replies]))
-    with server.serve() as url:
-        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
-        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
-        monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+    with serving(server, monkeypatch, tmp_path):
         args = ["solve", str(SQUARE), "--k", "1", "--turns", "1", "--fixes", "3", "--seed", "1"]
         assert main(args) == 0
     out = capsys.readouterr().out
@@ -212,10 +214,7 @@ def test_simulate_streams_the_nlex_and_checks_it_against_the_real_trace(
         "[/THOUGHT] [ANSWER] assert f(3) == 7 [/ANSWER]"
     )
     server = FakeModelServer(lambda body: reply)
-    with server.serve() as url:
-        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
-        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
-        monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+    with serving(server, monkeypatch, tmp_path):
         code = main(["simulate", str(program), "--call", "f(3)", "--json"])
     events = json_lines(capsys.readouterr().out)
     assert code == 0
@@ -272,10 +271,7 @@ def test_simulate_a_script_that_reads_nothing_whose_narration_stops_before_its_a
         return "5\n</output>" if last["role"] == "assistant" else narration
 
     server = FakeModelServer(reply)
-    with server.serve() as url:
-        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
-        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
-        monkeypatch.setenv("EXECSIM_DATA_DIR", str(tmp_path / "data"))
+    with serving(server, monkeypatch, tmp_path):
         code = main(["simulate", str(program), "--stdin", "", "--json"])
     events = json_lines(capsys.readouterr().out)
     assert code == 0
