@@ -1,5 +1,7 @@
 """Turning a run's simulations into queue items: each simulation is checked against the real trace of
-the program it simulated (run here, in the sandbox), so the queue can offer "only divergent ones"."""
+the program it simulated (run here, in the sandbox), so the queue can offer "only divergent ones". A
+simulation whose task is queued already (``AnnotationItem.key_of``) becomes a duplicate of that item,
+with its trace and check, and is never served."""
 
 from __future__ import annotations
 
@@ -13,11 +15,18 @@ from webapp.annotation.models import AnnotationItem
 from webapp.annotation.queue import policy_defaults
 from webapp.explorer.programs import traced
 
+SHARED = ("trace", "exec_status", "original_check", "divergent")  # what a duplicate copies from its original
+
 
 @dataclass
 class EnqueueReport:
-    created: int = 0
+    created: int = 0  # items to annotate
+    duplicates: int = 0  # items set aside: the same task as an item already queued
     skipped: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """``2 added, 6 duplicates set aside, 0 skipped``: what the queue page and the command say."""
+        return f"{self.created} added, {self.duplicates} duplicates set aside, {len(self.skipped)} skipped"
 
 
 def model_of(run: Any) -> str:
@@ -29,7 +38,8 @@ def enqueue_run(run: Any, *, required: int | None = None) -> EnqueueReport:
     """One item per finished simulation of ``run`` that has none yet, with its queue's overlap and
     claim timeout (``QueuePolicy``; ``required`` overrides the overlap)."""
     report = EnqueueReport()
-    default_required, claim_seconds = policy_defaults(model_of(run))
+    model = model_of(run)
+    default_required, claim_seconds = policy_defaults(model)
     required = required or default_required
     simulations = run.simulations.filter(done=True).exclude(text="").filter(annotation_item__isnull=True)
     for sim in simulations:
@@ -39,28 +49,41 @@ def enqueue_run(run: Any, *, required: int | None = None) -> EnqueueReport:
         except LookupError as exc:
             report.skipped.append(f"{label}: {exc}")
             continue
-        result = traced(program, settings.EXECSIM_EXPLORER_MAX_STEPS)
-        if result.trace is None or not result.trace.steps:
-            report.skipped.append(f"{label}: no trace ({result.status}: {result.message})")
-            continue
-        check = verify_result(sim.text, result, program)
+        key = AnnotationItem.key_of(model, program, sim.text)
+        original = AnnotationItem.objects.filter(task_key=key, duplicate_of=None).order_by("id").first()
+        if original is not None:  # the same trace and check, never served
+            fields = {name: getattr(original, name) for name in SHARED}
+            fields.update(status=AnnotationItem.DUPLICATE, duplicate_of=original)
+        else:
+            result = traced(program, settings.EXECSIM_EXPLORER_MAX_STEPS)
+            if result.trace is None or not result.trace.steps:
+                report.skipped.append(f"{label}: no trace ({result.status}: {result.message})")
+                continue
+            check = verify_result(sim.text, result, program)
+            fields = {
+                "trace": result.trace.to_dict(),
+                "exec_status": result.status,
+                "original_check": check.to_dict(),
+                "divergent": check.divergent,
+                "required": required,
+                "claim_seconds": claim_seconds,
+            }
         AnnotationItem.objects.create(
             simulation=sim,
             run=run,
             problem=run.problem,
-            model=model_of(run),
+            model=model,
             code=program.code,
             call=program.call,
             stdin=program.stdin,
             text=sim.text,
-            trace=result.trace.to_dict(),
-            exec_status=result.status,
-            original_check=check.to_dict(),
-            divergent=check.divergent,
-            required=required,
-            claim_seconds=claim_seconds,
+            task_key=key,
+            **fields,
         )
-        report.created += 1
+        if original is None:
+            report.created += 1
+        else:
+            report.duplicates += 1
     return report
 
 

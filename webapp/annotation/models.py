@@ -2,7 +2,11 @@
 checked against; the annotations it received; and staff adjudication when annotators disagree.
 
 Item lifecycle (``status``): open (needs more annotations) -> done (enough annotations, all agreeing on
-accept/reject) or disputed (they disagree) -> adjudicated (staff decided). ``decision`` is the final
+accept/reject) or disputed (they disagree) -> adjudicated (staff decided). An item whose task (model,
+program, input and simulated text: ``task_key``) is already queued is a *duplicate* of that item and
+is never served: the model writes the same program several times among k candidates and simulates it
+greedily, so without this an annotator would correct the same text again and again, and the export
+would repeat it (Prodigy dedupes its stream by task hash for the same reason). ``decision`` is the final
 accept/reject, which the export follows. ``claimed_by``/``claimed_at`` say who holds the item; a claim
 older than the timeout (the item's ``claim_seconds``, else the site's
 ``EXECSIM_ANNOTATION_CLAIM_SECONDS``) counts as released: the item is re-queued. Staff set both per
@@ -11,6 +15,8 @@ queue (``QueuePolicy``, one per model), for the items already queued and the one
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from django.conf import settings
@@ -23,8 +29,8 @@ from simulator.prompts import simulate
 
 
 class AnnotationItem(models.Model):
-    OPEN, DONE, DISPUTED, ADJUDICATED = "open", "done", "disputed", "adjudicated"
-    STATUSES = [(s, s) for s in (OPEN, DONE, DISPUTED, ADJUDICATED)]
+    OPEN, DONE, DISPUTED, ADJUDICATED, DUPLICATE = "open", "done", "disputed", "adjudicated", "duplicate"
+    STATUSES = [(s, s) for s in (OPEN, DONE, DISPUTED, ADJUDICATED, DUPLICATE)]
 
     simulation = models.OneToOneField(
         "runs.Simulation", on_delete=models.CASCADE, related_name="annotation_item"
@@ -51,6 +57,10 @@ class AnnotationItem(models.Model):
     )
     claimed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    task_key = models.CharField(max_length=64, blank=True, db_index=True)  # ``key_of`` its task
+    duplicate_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="duplicates"
+    )
 
     class Meta:
         ordering = ["id"]
@@ -60,6 +70,13 @@ class AnnotationItem(models.Model):
 
     def program(self) -> Program:
         return Program(code=self.code, call=self.call, stdin=self.stdin)
+
+    @staticmethod
+    def key_of(model: str, program: Program, text: str) -> str:
+        """What makes two items the same task: the same model simulated the same program on the same
+        input and wrote the same text (so the real trace and the check are the same too)."""
+        blob = json.dumps([model, program.code, program.call, program.stdin, text], ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
 
     @property
     def narrated(self) -> bool:

@@ -197,8 +197,9 @@ def policy_defaults(model: str) -> tuple[int, int | None]:
 
 
 def refresh_status(item: AnnotationItem) -> None:
-    """open / done / disputed from the counted annotations (adjudicated items keep staff's decision)."""
-    if item.status == AnnotationItem.ADJUDICATED:
+    """open / done / disputed from the counted annotations (adjudicated items keep staff's decision,
+    duplicates stay set aside)."""
+    if item.status in (AnnotationItem.ADJUDICATED, AnnotationItem.DUPLICATE):
         return
     decisions = list(item.counted().values_list("decision", flat=True))
     if len(decisions) < item.required:

@@ -56,7 +56,8 @@ def queue_page(request: HttpRequest) -> HttpResponse:
     waiting = queue.waiting_for(request.user, filters)
     context = {
         "filters": filters,
-        "items": items.order_by("status", "id")[:100],
+        "items": items.exclude(status=AnnotationItem.DUPLICATE).order_by("status", "id")[:100],
+        "duplicates": items.filter(status=AnnotationItem.DUPLICATE).count(),
         "waiting": waiting.count(),
         "free": waiting.filter(queue.free()).count(),
         "models": AnnotationItem.objects.order_by("model").values_list("model", flat=True).distinct(),
@@ -126,6 +127,10 @@ def _review_page(request: HttpRequest, item: AnnotationItem, text: str) -> HttpR
 def _held_or_redirect(request: HttpRequest, item: AnnotationItem) -> HttpResponse | None:
     """None when ``request.user`` may work on ``item`` now (claimed for them); else where to go."""
     filters = queue.Filters.from_query(request.GET)
+    if item.status == AnnotationItem.DUPLICATE:
+        original = f"item {item.duplicate_of_id}" if item.duplicate_of_id else "an item since deleted"
+        messages.info(request, f"Item {item.pk} is the same simulation as {original}: annotate that one.")
+        return redirect("annotation:queue")
     if item.status != AnnotationItem.OPEN:
         messages.info(request, f"Item {item.pk} is already {item.status}.")
         return redirect("annotation:queue")
@@ -225,9 +230,7 @@ def enqueue(request: HttpRequest) -> HttpResponse:
         messages.error(request, "That run is not shared for annotation (its author did not opt in).")
         return redirect("annotation:queue")
     report = enqueue_run(run)
-    messages.success(
-        request, f"Added {report.created} simulation(s) to the queue; skipped {len(report.skipped)}."
-    )
+    messages.success(request, f"Run {str(run.id)[:8]}: {report.summary()}.")
     return redirect("annotation:queue")
 
 

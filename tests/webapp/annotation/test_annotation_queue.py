@@ -81,10 +81,9 @@ def test_concurrent_claims_are_exclusive(django_user_model, sim_run):
 
     from webapp.runs.models import Simulation
 
-    for test in range(2, 6):  # 6 items in all
-        Simulation.objects.create(
-            run=sim_run, candidate=0, test=test % 2, sample=test, text=WRONG_5, done=True
-        )
+    for test in range(2, 6):  # 6 items in all (texts that differ: the same text would be a duplicate)
+        text = WRONG_5.replace("7", str(test + 5))
+        Simulation.objects.create(run=sim_run, candidate=0, test=test % 2, sample=test, text=text, done=True)
     enqueue_run(sim_run)
     group = Group.objects.get_or_create(name="annotator")[0]
     users = []
@@ -287,3 +286,66 @@ def test_a_finished_run_puts_its_simulations_in_the_queue(make_run):
     simulations = Simulation.objects.filter(run=run, done=True).exclude(text="")
     assert simulations.count() > 0
     assert AnnotationItem.objects.filter(simulation__run=run).count() == simulations.count()
+
+
+def _copy_of(run, make_run, **fields):
+    """Another run with ``run``'s candidates and simulations (the same program, tests and texts)."""
+    from webapp.runs.models import Candidate, Simulation
+
+    copy = make_run(**{"status": "finished", "provenance": run.provenance, **fields})
+    for candidate in run.candidates.all():
+        Candidate.objects.create(run=copy, index=candidate.index, code=candidate.code, done=True)
+    for sim in run.simulations.all():
+        Simulation.objects.create(
+            run=copy, candidate=sim.candidate, test=sim.test, text=sim.text, predicted=sim.predicted, done=True
+        )
+    return copy
+
+
+def test_a_task_queued_again_is_set_aside_as_a_duplicate(client, ann1, items, make_run, sim_run):
+    """The same model's same text on the same program and input (a program the model wrote again, in
+    this run or another) is one task: its second item is never served, and the export holds it once."""
+    right, wrong = items
+    report = enqueue_run(_copy_of(sim_run, make_run))
+    assert (report.created, report.duplicates) == (0, 2) and report.summary().startswith("0 added, 2 dup")
+    copies = AnnotationItem.objects.filter(status=AnnotationItem.DUPLICATE).order_by("id")
+    assert [c.duplicate_of for c in copies] == [right, wrong]
+    assert copies[1].divergent and copies[1].original_check == wrong.original_check  # shared, not rerun
+    assert queue.waiting_for(ann1).count() == 2
+    client.force_login(ann1)
+    page = client.get("/annotation/").content.decode()
+    assert page.count('data-testid="queue-item"') == 2 and "2 more simulations set aside" in page
+    response = client.get(f"/annotation/items/{copies[0].pk}/", follow=True)
+    assert f"the same simulation as item {right.pk}" in response.content.decode()
+    assert AnnotationItem.objects.get(pk=copies[0].pk).claimed_by is None
+    for item in (right, wrong):
+        queue.claim(item, ann1)
+        queue.submit(item, ann1, Annotation.ACCEPT, FIXED_5 if item == wrong else item.text)
+    queue.set_policy("", 1, None)  # a policy change refreshes statuses: duplicates stay set aside
+    assert AnnotationItem.objects.filter(status=AnnotationItem.DUPLICATE).count() == 2
+    assert sorted(r.item for r in export_records("all")) == [right.pk, wrong.pk]
+
+
+def test_another_models_same_text_is_its_own_task(items, make_run, sim_run):
+    report = enqueue_run(_copy_of(sim_run, make_run, provenance={"model": "other-model"}))
+    assert (report.created, report.duplicates) == (2, 0)
+
+
+def test_the_migration_sets_aside_the_duplicates_already_queued(ann1, items, make_run, sim_run):
+    """Items queued before tasks had keys: the open, unannotated copies become duplicates."""
+    import importlib
+
+    from django.apps import apps
+
+    right, wrong = items
+    queue.claim(wrong, ann1)
+    queue.submit(wrong, ann1, Annotation.REJECT, wrong.text)
+    enqueue_run(_copy_of(sim_run, make_run))
+    AnnotationItem.objects.update(task_key="", status=AnnotationItem.OPEN, duplicate_of=None)
+    wrong.refresh_from_db()
+    queue.refresh_status(wrong)  # done again: its annotation is kept
+    migration = importlib.import_module("webapp.annotation.migrations.0003_item_duplicates")
+    migration.key_and_set_aside(apps, None)
+    statuses = list(AnnotationItem.objects.order_by("id").values_list("status", "duplicate_of"))
+    assert statuses == [("open", None), ("done", None), ("duplicate", right.pk), ("duplicate", wrong.pk)]
+    assert all(len(k) == 64 for k in AnnotationItem.objects.values_list("task_key", flat=True))

@@ -31,6 +31,6 @@ class Command(BaseCommand):
             raise CommandError("give run ids or --all")
         for run in runs:
             report = enqueue_run(run, required=options["required"])
-            self.stdout.write(f"{run.id}: {report.created} added, {len(report.skipped)} skipped")
+            self.stdout.write(f"{run.id}: {report.summary()}")
             for reason in report.skipped:
                 self.stdout.write(f"  skipped {reason}")
