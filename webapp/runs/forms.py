@@ -145,7 +145,10 @@ NARRATE_HELP = (
 
 
 class SolveForm(forms.Form):
-    """The Solve form; its defaults are the pipeline's own (``simulator.pipeline.settings.Settings``)."""
+    """The Solve form; its defaults are the pipeline's own (``simulator.pipeline.settings.Settings``).
+    ``MAIN_FIELDS`` are shown; the others wait behind "More settings", each with its measured effect."""
+
+    MAIN_FIELDS = ("k", "real")
 
     k = forms.IntegerField(min_value=1, initial=RunSettings.k, label="Candidates (k)", help_text=K_HELP)
     oracle = forms.BooleanField(
@@ -197,7 +200,14 @@ class SolveForm(forms.Form):
     seed = forms.IntegerField(
         required=False, min_value=0, max_value=2**63 - 1, help_text="Blank: a random seed (recorded)"
     )
-    real = forms.BooleanField(required=False, label="Also run for real (sandbox, public and private tests)")
+    real = forms.BooleanField(
+        required=False,
+        initial=True,  # a judge's verdict, and where each simulation first went wrong, without a second click
+        label="Also run for real (sandbox, public and private tests)",
+        help_text="On by default: when the run ends, every candidate and the final program run in the "
+        "sandbox (a fraction of a second), and the page shows the verdict and where each simulation "
+        "first went wrong; off, the Run for real button does it later",
+    )
     annotate = forms.BooleanField(
         required=False,
         label="Share with annotators",

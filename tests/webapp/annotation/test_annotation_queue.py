@@ -296,9 +296,8 @@ def _copy_of(run, make_run, **fields):
     for candidate in run.candidates.all():
         Candidate.objects.create(run=copy, index=candidate.index, code=candidate.code, done=True)
     for sim in run.simulations.all():
-        Simulation.objects.create(
-            run=copy, candidate=sim.candidate, test=sim.test, text=sim.text, predicted=sim.predicted, done=True
-        )
+        fields = {"candidate": sim.candidate, "test": sim.test, "text": sim.text, "predicted": sim.predicted}
+        Simulation.objects.create(run=copy, done=True, **fields)
     return copy
 
 

@@ -54,6 +54,7 @@ def solve(
 ) -> str:
     """Submit the Solve form on the problem page (``repair``: the Repair mode, None leaves the
     form's default); returns the run page's URL."""
+    page.locator('[data-testid="more-settings"]').evaluate("details => { details.open = true; }")
     page.fill("#id_k", str(k))
     page.fill("#id_turns", str(turns))
     if repair is not None:

@@ -129,3 +129,19 @@ def test_add_and_remove_work_without_javascript(fake_site, chromium, alice):
         ]
     finally:
         context.close()
+
+
+def test_the_solve_form_folds_its_settings_and_opens_them_on_an_invalid_one(
+    fake_site, page_for, alice, problem
+):
+    """k and "run for real" up front; the settings with their measured effects behind "More settings",
+    which a field the browser refuses opens, so the user sees why nothing was sent."""
+    page = page_for(fake_site, alice)
+    page.goto(f"{fake_site}/problems/{problem.pk}/")
+    assert page.is_visible("#id_k") and page.is_checked("#id_real")
+    assert not page.is_visible("#id_turns") and not page.is_visible("#id_temperature")
+    page.eval_on_selector("#id_temperature", "input => { input.value = '5'; }")  # above its max, 2
+    page.click('[data-testid="solve-submit"]')
+    wait_until(page, "document.querySelector('details.more-settings').open")
+    assert page.is_visible("#id_temperature") and page.url.endswith(f"/problems/{problem.pk}/")
+    assert page.evaluate("document.querySelector('#id_temperature').validity.rangeOverflow")

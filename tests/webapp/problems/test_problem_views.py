@@ -37,6 +37,15 @@ def test_it_lists_and_searches_problems(client, problem):
     assert list(client.get("/problems/?q=zebra").context["problems"]) == []
 
 
+def test_a_visitor_is_told_what_execsim_is_and_a_user_is_not_told_again(client, problem, alice):
+    page = client.get("/", follow=True).content.decode()
+    assert (
+        'data-testid="intro"' in page and "imagining how its own code" in page and "/accounts/signup/" in page
+    )
+    client.force_login(alice)
+    assert 'data-testid="intro"' not in client.get("/", follow=True).content.decode()
+
+
 def test_it_answers_htmx_search_with_the_results_partial_only(client, problem):
     response = client.get("/problems/?q=add", headers={"HX-Request": "true"})
     assert [t.name for t in response.templates][0] == "problems/results.html"
@@ -171,7 +180,7 @@ def test_judging_by_real_runs_is_an_option_with_its_measured_effect_and_a_run_ke
     assert 'name="oracle"' in page and 'name="oracle" checked' not in page  # simulation by default
     assert "Judge by running the public tests" in page
     for name in ("k", "oracle"):  # each with its measured effect beside it
-        assert "docs/results.md" in page.split(f'name="{name}"', 1)[1].split("</p>", 2)[1]
+        assert "docs/results.md" in page.split(f'name="{name}"', 1)[1].split("</p>", 1)[0]
     for checked, oracle in (({}, False), ({"oracle": "on"}, True)):
         form = {"k": 2, "turns": 0, "sims": 1, "temperature": 0.8, **checked}
         client.post(f"/problems/{problem.pk}/solve/", form)
@@ -196,3 +205,17 @@ def test_the_tie_break_is_a_choice_with_its_measured_effect_and_a_run_keeps_it(c
     bad = {"k": 1, "turns": 0, "sims": 1, "temperature": 0.8, "ties": "best"}
     page = client.post(f"/problems/{problem.pk}/solve/", bad, follow=True).content.decode()
     assert "Not started: ties: Select a valid choice" in page and Run.objects.count() == before
+
+
+def test_the_solve_form_runs_the_code_for_real_by_default(client, alice, problem):
+    """A user who solves a problem sees the verdict and where each simulation went wrong without a
+    second click; unticking the box leaves it to the Run for real button."""
+    from webapp.runs.models import Run
+
+    client.force_login(alice)
+    page = client.get(f"/problems/{problem.pk}/").content.decode()
+    assert 'name="real" aria-describedby="id_real_helptext" id="id_real" checked' in page
+    for checked, real in (({"real": "on"}, True), ({}, False)):
+        form = {"k": 1, "turns": 0, "sims": 1, "temperature": 0.8, **checked}
+        client.post(f"/problems/{problem.pk}/solve/", form)
+        assert Run.objects.filter(problem=problem).latest("created_at").settings["real"] is real
