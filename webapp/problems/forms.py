@@ -49,6 +49,12 @@ class ImportForm(forms.Form):
     file = forms.FileField(help_text="A JSON object, a JSON list of objects, or JSON Lines")
     format = forms.ChoiceField(choices=FORMAT_CHOICES, initial="execsim")
     is_public = forms.BooleanField(required=False, initial=True, label="Public")
+    skip_bad = forms.BooleanField(
+        required=False,
+        label="Skip the records that cannot be imported",
+        help_text="Off: one bad record and nothing is imported. On: the others are, and the page lists "
+        "the ones skipped and why",
+    )
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]

@@ -1,11 +1,15 @@
 """Reading an uploaded problem file: JSON object, JSON list, or JSON Lines; each record converted by
-``simulator.benchmarks`` and checked against the size limits. All records or none are imported."""
+``simulator.benchmarks`` and checked against the size limits. All records or none are imported, unless
+the user asks to skip the ones that cannot be (a benchmark file holds a few asserts of another shape:
+8 of the 170 records of the MBPP sanitized dev split)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db import transaction
 
 from simulator.benchmarks import convert
 from simulator.problem import Problem, ProblemError
@@ -17,6 +21,23 @@ from webapp.limits import problem_errors
 class ImportResult:
     problems: list[Problem] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # "record N: field: message"
+    records: int = 0  # records read from the file
+
+    def save(self, owner: Any, *, source: str, is_public: bool) -> list[Any]:
+        """The problems that could be imported, created for ``owner`` together (all or none)."""
+        from webapp.problems.models import Problem as SavedProblem
+
+        with transaction.atomic():
+            return [
+                SavedProblem.create_from_core(problem, owner, source=source, is_public=is_public)
+                for problem in self.problems
+            ]
+
+    def skipped(self) -> str:
+        """The records left out and why, in one line (the first ten reasons)."""
+        more = len(self.errors) - 10
+        reasons = "; ".join(self.errors[:10]) + (f"; and {more} more" if more > 0 else "")
+        return f"Skipped {self.records - len(self.problems)} record(s) that cannot be imported: {reasons}."
 
 
 def parse_records(raw: bytes) -> list[Any]:
@@ -50,6 +71,7 @@ def import_problems(raw: bytes, fmt: str) -> ImportResult:
     except ProblemError as exc:
         result.errors.append(str(exc))
         return result
+    result.records = len(records)
     for number, record in enumerate(records, start=1):
         where = f"record {number}" if len(records) > 1 else "problem"
         try:

@@ -178,26 +178,23 @@ def problem_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
 def problem_import(request: HttpRequest) -> HttpResponse:
     form = ImportForm(request.POST or None, request.FILES or None)
     errors: list[str] = []
+    importable = 0
     if request.method == "POST" and form.is_valid():
-        result = import_problems(form.cleaned_data["file"].read(), form.cleaned_data["format"])
-        errors = result.errors
-        if not errors:
-            with transaction.atomic():
-                created = [
-                    Problem.create_from_core(
-                        p,
-                        request.user,
-                        source=form.cleaned_data["format"],
-                        is_public=form.cleaned_data["is_public"],
-                    )
-                    for p in result.problems
-                ]
+        data = form.cleaned_data
+        result = import_problems(data["file"].read(), data["format"])
+        errors, importable = result.errors, len(result.problems)
+        if importable and (not errors or data["skip_bad"]):
+            created = result.save(request.user, source=data["format"], is_public=data["is_public"])
             messages.success(request, f"Imported {len(created)} problem(s).")
+            if errors:
+                messages.warning(request, result.skipped())
             if len(created) == 1:
                 return redirect("problems:detail", pk=created[0].pk)
             return redirect("problems:list")
-    return render(
-        request,
-        "problems/import.html",
-        {"form": form, "errors": errors, "max_upload": settings.EXECSIM_MAX_UPLOAD_BYTES},
-    )
+    context = {
+        "form": form,
+        "errors": errors,
+        "importable": importable,
+        "max_upload": settings.EXECSIM_MAX_UPLOAD_BYTES,
+    }
+    return render(request, "problems/import.html", context)

@@ -16,10 +16,9 @@ BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks
 needs_benchmarks = pytest.mark.skipif(not BENCHMARKS.is_dir(), reason=f"no benchmark data at {BENCHMARKS}")
 
 
-def _upload(client, content: bytes, fmt: str, name: str = "p.json"):
-    return client.post(
-        "/problems/import/", {"file": SimpleUploadedFile(name, content), "format": fmt, "is_public": "on"}
-    )
+def _upload(client, content: bytes, fmt: str, name: str = "p.json", **fields: str):
+    form = {"file": SimpleUploadedFile(name, content), "format": fmt, "is_public": "on", **fields}
+    return client.post("/problems/import/", form, follow=bool(fields))
 
 
 def test_it_imports_a_problem_in_the_cli_format(client, alice):
@@ -44,6 +43,32 @@ def test_it_reports_errors_by_field_and_imports_nothing(client, alice):
     assert response.status_code == 200
     assert response.context["errors"] == ["record 2: tests[0].input: must be a string"]
     assert not Problem.objects.exists()
+
+
+def test_asked_to_it_skips_the_records_that_cannot_be_imported_and_says_which(client, alice):
+    client.force_login(alice)
+    good = {"title": "A", "statement": "s", "tests": [{"input": "", "output": ""}]}
+    bad = {"title": "B", "statement": "s", "tests": [{"input": 1, "output": ""}]}
+    content = (json.dumps(good) + "\n" + json.dumps(bad)).encode()
+    page = _upload(client, content, "execsim").content.decode()
+    assert "1 record could be, and these cannot" in page and not Problem.objects.exists()
+    response = _upload(client, content, "execsim", skip_bad="on")
+    assert list(Problem.objects.values_list("title", flat=True)) == ["A"]
+    page = response.content.decode()
+    assert "Imported 1 problem(s)." in page
+    assert "Skipped 1 record(s) that cannot be imported: record 2: tests[0].input: must be a string." in page
+
+
+@needs_benchmarks
+def test_the_mbpp_dev_file_imports_but_for_its_asserts_of_another_shape(client, alice):
+    """8 of its 170 records assert `set(f(x)) == ...` or `f(x)` alone, which a test's value cannot state."""
+    client.force_login(alice)
+    content = (BENCHMARKS / "mbpp/sanitized-dev.jsonl").read_bytes()
+    assert _upload(client, content, "mbpp").context["importable"] == 162
+    assert not Problem.objects.exists()
+    page = _upload(client, content, "mbpp", skip_bad="on").content.decode()
+    assert Problem.objects.count() == 162 and "Skipped 8 record(s)" in page
+    assert "record 103: test_list: no assert of the form" in page
 
 
 def test_it_rejects_a_file_that_is_not_json(client, alice):
