@@ -100,6 +100,25 @@ def _split_assert(source: str) -> tuple[str, str, str] | None:
         return None
 
 
+def _gist(prompt: Any, limit: int = 70) -> str:
+    """What an MBPP task asks, for a title a user can pick from a list: ``Write a function to find
+    the shared elements from the given two lists.`` -> ``find the shared elements from the given two
+    lists``, cut at a word near ``limit`` characters."""
+    text = " ".join(str(prompt).split()).rstrip(".")
+    for opening in (
+        "Write a python function to ",
+        "Write a function to ",
+        "Write a function that ",
+        "Write a function which ",
+    ):
+        if text.lower().startswith(opening.lower()):
+            text = text[len(opening) :]
+            break
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0] + "…"
+    return text
+
+
 def from_mbpp(record: Any) -> Problem:
     record = _require(record, "prompt")
     asserts = record.get("test_list")
@@ -120,7 +139,7 @@ def from_mbpp(record: Any) -> Problem:
     ident = str(record.get("task_id", "mbpp"))
     problem = Problem.from_dict(
         {
-            "title": f"MBPP {ident}",
+            "title": f"MBPP {ident}: {_gist(record['prompt'])}",
             "statement": statement,
             "kind": "call",
             "entry_point": entry,

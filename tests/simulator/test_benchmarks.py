@@ -33,3 +33,16 @@ def test_a_builtin_around_the_call_is_not_taken_for_the_function() -> None:
 def test_a_record_whose_every_assert_wraps_the_call_is_a_clear_error() -> None:
     with pytest.raises(ProblemError, match="no assert of the form"):
         from_mbpp(record("assert set(shared([1, 2], [2])) == set([2])"))
+
+
+def test_the_title_says_what_the_task_asks_cut_at_a_word() -> None:
+    problem = from_mbpp(
+        {
+            **record("assert shared([1], [1]) == [1]"),
+            "prompt": "Write a function to find the shared elements.",
+        }
+    )
+    assert problem.title == "MBPP 2: find the shared elements"
+    long = "Write a python function to " + "count the words " * 10
+    title = from_mbpp({**record("assert shared([1], [1]) == [1]"), "prompt": long}).title
+    assert title.startswith("MBPP 2: count the words count") and title.endswith(" count…") and len(title) < 90
