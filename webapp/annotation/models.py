@@ -58,8 +58,9 @@ class AnnotationItem(models.Model):
     claimed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     task_key = models.CharField(max_length=64, blank=True, db_index=True)  # ``key_of`` its task
+    # Deleted with its original: their simulations then wait to be added again (``enqueue.runs_to_add``).
     duplicate_of = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="duplicates"
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="duplicates"
     )
 
     class Meta:

@@ -128,8 +128,8 @@ def _held_or_redirect(request: HttpRequest, item: AnnotationItem) -> HttpRespons
     """None when ``request.user`` may work on ``item`` now (claimed for them); else where to go."""
     filters = queue.Filters.from_query(request.GET)
     if item.status == AnnotationItem.DUPLICATE:
-        original = f"item {item.duplicate_of_id}" if item.duplicate_of_id else "an item since deleted"
-        messages.info(request, f"Item {item.pk} is the same simulation as {original}: annotate that one.")
+        original = item.duplicate_of_id
+        messages.info(request, f"Item {item.pk} is the same simulation as item {original}: annotate that.")
         return redirect("annotation:queue")
     if item.status != AnnotationItem.OPEN:
         messages.info(request, f"Item {item.pk} is already {item.status}.")

@@ -315,7 +315,7 @@ def test_a_task_queued_again_is_set_aside_as_a_duplicate(client, ann1, items, ma
     page = client.get("/annotation/").content.decode()
     assert page.count('data-testid="queue-item"') == 2 and "2 more simulations set aside" in page
     response = client.get(f"/annotation/items/{copies[0].pk}/", follow=True)
-    assert f"the same simulation as item {right.pk}" in response.content.decode()
+    assert f"the same simulation as item {right.pk}: annotate that." in response.content.decode()
     assert AnnotationItem.objects.get(pk=copies[0].pk).claimed_by is None
     for item in (right, wrong):
         queue.claim(item, ann1)
@@ -348,3 +348,15 @@ def test_the_migration_sets_aside_the_duplicates_already_queued(ann1, items, mak
     statuses = list(AnnotationItem.objects.order_by("id").values_list("status", "duplicate_of"))
     assert statuses == [("open", None), ("done", None), ("duplicate", right.pk), ("duplicate", wrong.pk)]
     assert all(len(k) == 64 for k in AnnotationItem.objects.values_list("task_key", flat=True))
+
+
+def test_when_the_original_goes_its_duplicates_wait_to_be_added_again(items, make_run, sim_run):
+    from webapp.annotation.enqueue import runs_to_add
+
+    copy = _copy_of(sim_run, make_run)
+    enqueue_run(copy)
+    assert copy not in runs_to_add()
+    sim_run.delete()  # its items, the originals, go with it, and so do their duplicates
+    assert AnnotationItem.objects.count() == 0 and copy in runs_to_add()
+    report = enqueue_run(copy)
+    assert (report.created, report.duplicates) == (2, 0)
