@@ -45,6 +45,13 @@ class Judgement:
     passed: int = 0
     total: int = 0
 
+    @property
+    def short(self) -> str:
+        """The verdict and the count, naming no test: "Accepted 4/4", "Wrong answer 3/4" (a list's cell)."""
+        if self.verdict == "none":
+            return self.headline
+        return f"{_NAMES.get(self.verdict, 'Accepted')} {self.passed}/{self.total}"
+
 
 def judge(
     outcomes: Sequence[Outcome],

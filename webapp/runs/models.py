@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from simulator.execution.program import Program
 from simulator.pipeline.executor import program_for
+from simulator.pipeline.judge import Judgement, Outcome, judge
 from simulator.pipeline.settings import RunSettings
 from simulator.problem import Problem as CoreProblem
 from simulator.problem import TestCase as CoreTestCase
@@ -171,6 +172,19 @@ class Run(models.Model):
             if turn.code == code:
                 return turn.turn, code
         return 0, code
+
+    def final_judgement(self) -> Judgement | None:
+        """The judge's verdict on the final program's real runs; None before they ran. Real execution
+        runs each candidate as generated and the final program (``real.programs_for``), so the final
+        program's rows are the chosen candidate's at the latest turn run. Reads ``executions`` as
+        prefetched (the run list asks it of each row)."""
+        if self.final_candidate is None:
+            return None
+        rows = [x for x in self.executions.all() if x.candidate == self.final_candidate]
+        if not rows:
+            return None
+        last = max(x.turn for x in rows)
+        return judge([x.outcome() for x in rows if x.turn == last], (), self.test_label)
 
     def judged_nlex(self, candidate: int, turn: int = 0) -> dict[int, str]:
         """Per public test: the NLEX of the first sample whose prediction the verdict took (else the
@@ -337,6 +351,12 @@ class Execution(models.Model):
     @property
     def explorer_link(self) -> str:
         return explorer_link(self.run_id, self.candidate, self.turn, self.test)
+
+    def outcome(self) -> Outcome:
+        """This test's real run as the judge reads it (``simulator.pipeline.judge``)."""
+        return Outcome(
+            self.test, self.public, self.status, self.passed, self.output, self.expected, self.message
+        )
 
     class Meta:
         ordering = ["candidate", "turn", "-public", "test"]

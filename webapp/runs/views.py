@@ -235,7 +235,10 @@ def run_export(request: HttpRequest, run_id: Any) -> HttpResponse:
 @login_required
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
-    runs = Run.objects.visible_to(request.user).select_related("problem", "user")[:200]
+    runs = (
+        Run.objects.visible_to(request.user).select_related("problem", "user").prefetch_related("executions")
+    )
+    runs = runs[:200]
     return render(request, "runs/list.html", {"runs": runs})
 
 

@@ -42,3 +42,11 @@ def test_a_hidden_test_is_named_but_not_shown() -> None:
     verdict = judge(outcomes, hidden={2})
     assert verdict.headline == "Wrong answer on test 3 (a private test) (2/3 passed)"
     assert "SECRET" not in verdict.headline
+
+
+def test_the_short_form_is_the_verdict_and_the_count_naming_no_test() -> None:
+    assert judge(OK).short == "Accepted 3/3"
+    failing = judge([*OK[:2], Outcome(2, False, "ok", False, "secret output", "secret expected")])
+    assert failing.short == "Wrong answer 2/3"
+    assert judge([Outcome(0, True, "timeout", False)]).short == "Time limit exceeded 0/1"
+    assert judge([]).short == "Not run on any test"

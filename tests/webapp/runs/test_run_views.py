@@ -4,6 +4,7 @@ export, history, stale runs, the model status fragment, escaping of model output
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.management import call_command
@@ -183,6 +184,29 @@ def test_history_lists_my_runs_only(client, alice, bob, make_run):
     assert mine not in client.get("/runs/").context["runs"]
     client.force_login(alice)
     assert mine in client.get("/runs/").context["runs"]
+
+
+def test_history_gives_each_run_its_final_programs_verdict(client, alice, make_run):
+    """As a judge's submissions list does: the final program's real runs, the verdict and the count,
+    naming no test (a private test's output stays on the run page, shown to those who may see it)."""
+    from webapp.runs.models import Execution
+
+    judged, repaired, not_run = (make_run(status=Run.FINISHED, final_candidate=1) for _ in range(3))
+    for test, public, passed in ((0, True, True), (1, True, True), (2, False, False)):
+        fields = {"public": public, "status": "ok", "passed": passed, "output": "secret-out", "expected": "9"}
+        Execution.objects.create(run=judged, candidate=1, test=test, **fields)
+        Execution.objects.create(run=judged, candidate=0, test=test, **{**fields, "passed": True})
+        Execution.objects.create(run=repaired, candidate=1, test=test, **fields)  # the candidate as written
+        Execution.objects.create(run=repaired, candidate=1, turn=2, test=test, **{**fields, "passed": True})
+    client.force_login(alice)
+    page = client.get("/runs/").content.decode()
+    verdicts = re.findall(r'data-testid="run-verdict">(.*?)</td>', page)
+    cells = {
+        str(run.id): cell for run, cell in zip(client.get("/runs/").context["runs"], verdicts, strict=True)
+    }
+    assert "Wrong answer 2/3" in cells[str(judged.id)] and "Accepted 3/3" in cells[str(repaired.id)]
+    assert "Accepted" not in cells[str(not_run.id)] and "—" in cells[str(not_run.id)]
+    assert "secret-out" not in page
 
 
 def test_the_model_status_fragment_says_down_and_the_queue_length(client, make_run, monkeypatch):

@@ -41,7 +41,7 @@ def judgements(
     """``{% judgements executions hidden_tests as rows %}``: per program (candidate, turn) of the
     real-execution rows, its judge's verdict (``simulator.pipeline.judge``); ``candidate``/``turn``
     keep one program only."""
-    from simulator.pipeline.judge import Outcome, judge
+    from simulator.pipeline.judge import judge
     from webapp.runs.models import Run
 
     groups: dict[tuple[int, int], list[Any]] = {}
@@ -52,14 +52,7 @@ def judgements(
         {
             "candidate": c,
             "turn": t,
-            "judgement": judge(
-                [
-                    Outcome(x.test, x.public, x.status, x.passed, x.output, x.expected, x.message)
-                    for x in rows
-                ],
-                hidden or (),
-                Run.test_label,
-            ),
+            "judgement": judge([x.outcome() for x in rows], hidden or (), Run.test_label),
         }
         for (c, t), rows in sorted(groups.items())
     ]
