@@ -89,8 +89,11 @@ def test_the_list_shows_each_checkpoint_the_default_and_a_broken_manifest(
         "2025-01-02T03:04:05Z",
     ):
         assert text in good
-    assert "<b>cruxeval-o</b> pass@1 (nlex, greedy): base 0.020, sft 0.120, sft - base 0.100" in good
-    assert "<b>mbpp</b> best@4: sft 0.250" in good
+    assert (
+        "<b>cruxeval-o</b> pass@1 (nlex, greedy): base 0.020 [0.005, 0.050], sft 0.120 [0.080, 0.170], "
+        "sft - base 0.100 [0.060, 0.145]"
+    ) in good  # each value with its 95% interval, as the list's intro says
+    assert "<b>mbpp</b> best@4: sft 0.250 [0.175, 0.343]" in good
     assert 'href="/checkpoints/sft-small/"' in good
     assert "EXECSIM_CHECKPOINT=sft-small" in page and str(folders) in page
     reason = _default_reason(page)
