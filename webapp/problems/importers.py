@@ -15,6 +15,7 @@ from simulator.benchmarks import convert
 from simulator.problem import Problem, ProblemError
 from simulator.source import load_json
 from webapp.limits import problem_errors
+from webapp.problems.models import Problem as SavedProblem
 
 
 @dataclass
@@ -25,8 +26,6 @@ class ImportResult:
 
     def save(self, owner: Any, *, source: str, is_public: bool) -> list[Any]:
         """The problems that could be imported, created for ``owner`` together (all or none)."""
-        from webapp.problems.models import Problem as SavedProblem
-
         with transaction.atomic():
             return [
                 SavedProblem.create_from_core(problem, owner, source=source, is_public=is_public)
