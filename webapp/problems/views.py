@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -18,6 +19,7 @@ from django.views.decorators.vary import vary_on_headers
 from simulator.problem import Problem as CoreProblem
 from webapp.accounts.roles import is_staff
 from webapp.limits import problem_errors
+from webapp.pages import page_of
 from webapp.problems.forms import ImportForm, ProblemForm, TestCaseFormSet
 from webapp.problems.importers import import_problems
 from webapp.problems.markdown import render_markdown
@@ -45,7 +47,10 @@ def problem_list(request: HttpRequest) -> HttpResponse:
         problems = problems.filter(Q(title__icontains=query) | Q(statement__icontains=query))
     # htmx search-as-you-type swaps only the results partial (the page includes the same one).
     template = "problems/results.html" if request.headers.get("HX-Request") else "problems/list.html"
-    return render(request, template, {"problems": problems[:200], "query": query})
+    page = page_of(request, problems.select_related("owner"))
+    kept = urlencode({"q": query}) if query else ""
+    context = {"problems": page.object_list, "page": page, "query": query, "kept": kept}
+    return render(request, template, context)
 
 
 def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:

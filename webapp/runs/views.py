@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from simulator import config
 from simulator.pipeline.settings import SettingsError
 from webapp.limits import LimitExceeded, check_can_start_run
+from webapp.pages import page_of
 from webapp.problems.models import Problem
 from webapp.runs import cancel as cancel_signal
 from webapp.runs import privacy, real, runner
@@ -235,11 +236,9 @@ def run_export(request: HttpRequest, run_id: Any) -> HttpResponse:
 @login_required
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
-    runs = (
-        Run.objects.visible_to(request.user).select_related("problem", "user").prefetch_related("executions")
-    )
-    runs = runs[:200]
-    return render(request, "runs/list.html", {"runs": runs})
+    runs = Run.objects.visible_to(request.user).select_related("problem", "user")
+    page = page_of(request, runs.prefetch_related("executions"))
+    return render(request, "runs/list.html", {"runs": page.object_list, "page": page})
 
 
 def _model_up(url: str) -> bool:

@@ -46,6 +46,22 @@ def test_a_visitor_is_told_what_execsim_is_and_a_user_is_not_told_again(client, 
     assert 'data-testid="intro"' not in client.get("/", follow=True).content.decode()
 
 
+def test_a_long_list_comes_a_page_at_a_time_and_the_search_stays_on_every_page(client, alice, problem):
+    """An import brings hundreds of problems: none may fall off the end of the list unseen."""
+    from webapp.pages import PAGE_SIZE
+
+    for i in range(PAGE_SIZE + 10):
+        Problem.objects.create(title=f"Imported {i}", statement="s", entry_point="f", owner=alice)
+    first = client.get("/problems/")
+    assert len(first.context["problems"]) == PAGE_SIZE and "1–50 of 61" in first.content.decode()
+    assert 'data-testid="page-next"' in first.content.decode()
+    last = client.get("/problems/?page=2")
+    assert len(last.context["problems"]) == 11 and problem in last.context["problems"]  # the oldest: last
+    searched = client.get("/problems/?q=Imported", headers={"HX-Request": "true"}).content.decode()
+    assert "1–50 of 60" in searched and 'hx-get="?q=Imported&amp;page=2"' in searched
+    assert len(client.get("/problems/?q=Imported&page=2").context["problems"]) == 10
+
+
 def test_it_answers_htmx_search_with_the_results_partial_only(client, problem):
     response = client.get("/problems/?q=add", headers={"HX-Request": "true"})
     assert [t.name for t in response.templates][0] == "problems/results.html"

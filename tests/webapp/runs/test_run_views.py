@@ -186,6 +186,16 @@ def test_history_lists_my_runs_only(client, alice, bob, make_run):
     assert mine in client.get("/runs/").context["runs"]
 
 
+def test_history_comes_a_page_at_a_time(client, alice, make_run):
+    from webapp.pages import PAGE_SIZE
+
+    runs = [make_run() for _ in range(PAGE_SIZE + 3)]
+    client.force_login(alice)
+    first = client.get("/runs/")
+    assert len(first.context["runs"]) == PAGE_SIZE and 'data-testid="page-next"' in first.content.decode()
+    assert list(client.get("/runs/?page=2").context["runs"]) == runs[:3][::-1]  # the oldest come last
+
+
 def test_history_gives_each_run_its_final_programs_verdict(client, alice, make_run):
     """As a judge's submissions list does: the final program's real runs, the verdict and the count,
     naming no test (a private test's output stays on the run page, shown to those who may see it)."""
