@@ -49,7 +49,13 @@ def problem_list(request: HttpRequest) -> HttpResponse:
     template = "problems/results.html" if request.headers.get("HX-Request") else "problems/list.html"
     page = page_of(request, problems.select_related("owner"))
     kept = urlencode({"q": query}) if query else ""
-    context = {"problems": page.object_list, "page": page, "query": query, "kept": kept}
+    standing = (
+        Run.objects.standing(request.user, [p.pk for p in page.object_list])
+        if request.user.is_authenticated
+        else {}
+    )
+    rows = [(problem, standing.get(problem.pk, "")) for problem in page.object_list]
+    context = {"problems": page.object_list, "rows": rows, "page": page, "query": query, "kept": kept}
     return render(request, template, context)
 
 

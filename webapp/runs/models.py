@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from collections.abc import Iterable
 from functools import cached_property
 from typing import Any
 
@@ -46,6 +47,19 @@ class RunQuerySet(models.QuerySet["Run"]):
 
     def active(self) -> QuerySet[Run]:
         return self.filter(status__in=Run.ACTIVE)
+
+    def standing(self, user: Any, problem_ids: Iterable[int]) -> dict[int, str]:
+        """Per problem ``user`` has solve runs on: "accepted" when a final program of theirs passed
+        every test for real, else "tried" (the problems list's column, as a judge marks solved ones)."""
+        runs = self.filter(user=user, problem_id__in=list(problem_ids)).prefetch_related("executions")
+        standing: dict[int, str] = {}
+        for run in runs:
+            judgement = run.final_judgement()
+            if judgement is not None and judgement.verdict == "accepted":
+                standing[run.problem_id] = "accepted"
+            else:
+                standing.setdefault(run.problem_id, "tried")
+        return standing
 
 
 class Run(models.Model):

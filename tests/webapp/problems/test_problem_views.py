@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from webapp.problems.models import Problem
@@ -60,6 +62,31 @@ def test_a_long_list_comes_a_page_at_a_time_and_the_search_stays_on_every_page(c
     searched = client.get("/problems/?q=Imported", headers={"HX-Request": "true"}).content.decode()
     assert "1–50 of 60" in searched and 'hx-get="?q=Imported&amp;page=2"' in searched
     assert len(client.get("/problems/?q=Imported&page=2").context["problems"]) == 10
+
+
+def test_the_list_marks_the_problems_you_solved_and_tried_as_a_judge_does(
+    client, alice, bob, problem, make_run
+):
+    from webapp.runs.models import Execution, Run
+
+    other = Problem.objects.create(title="Other", statement="s", entry_point="f", owner=alice)
+    Problem.objects.create(title="Untouched", statement="s", entry_point="f", owner=alice)
+    solved = make_run(status=Run.FINISHED, final_candidate=0)
+    for test in range(3):
+        Execution.objects.create(run=solved, candidate=0, test=test, status="ok", passed=True)
+    make_run(problem=problem, status=Run.FINISHED, final_candidate=0)  # not run for real: no verdict
+    make_run(problem=other, status=Run.FINISHED)
+
+    def standings(user):
+        client.force_login(user)
+        page = client.get("/problems/").content.decode()
+        titles = re.findall(r'<td><a href="/problems/\d+/">([^<]+)</a></td>', page)
+        return dict(zip(titles, re.findall(r'data-standing="(\w*)"', page), strict=True))
+
+    assert standings(alice) == {"Add one": "accepted", "Other": "tried", "Untouched": ""}
+    assert standings(bob) == {"Add one": "", "Other": "", "Untouched": ""}  # alice's runs are hers
+    client.logout()
+    assert "data-standing" not in client.get("/problems/").content.decode()
 
 
 def test_it_answers_htmx_search_with_the_results_partial_only(client, problem):
