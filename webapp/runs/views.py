@@ -69,7 +69,9 @@ def solve(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def simulate(request: HttpRequest) -> HttpResponse:
-    form = SimulateForm(request.POST or None, user=request.user)
+    asked = request.GET.get("problem", "")  # "Try your own program" on a problem's page
+    initial = {"problem": int(asked)} if asked.isdigit() else {}
+    form = SimulateForm(request.POST or None, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             check_can_start_run(request.user)

@@ -260,6 +260,21 @@ def test_simulate_my_code_creates_a_simulate_run(client, alice, no_enqueue):
     assert "<span>simulated</span>" in page and "<span>expected</span>" not in page  # the value it said
 
 
+def test_a_problems_page_leads_to_trying_your_own_program_on_it(client, alice, bob, problem):
+    """As a judge's problem page leads to submitting code: Simulate my code with the problem chosen
+    (the problem must be one the user may see; another's private problem is not offered)."""
+    client.force_login(alice)
+    page = client.get(f"/problems/{problem.pk}/").content.decode()
+    assert f'href="/simulate/?problem={problem.pk}" data-testid="try-own-code"' in page
+    form = client.get(f"/simulate/?problem={problem.pk}").content.decode()
+    assert f'<option value="{problem.pk}" selected>' in form
+    problem.is_public = False
+    problem.save()
+    client.force_login(bob)
+    assert f'value="{problem.pk}"' not in client.get(f"/simulate/?problem={problem.pk}").content.decode()
+    assert '<option value="" selected>' in client.get("/simulate/?problem=abc").content.decode()  # none
+
+
 @pytest.mark.parametrize(
     ("code_input", "said"),
     [
