@@ -50,7 +50,8 @@ class Judgement:
         """The verdict and the count, naming no test: "Accepted 4/4", "Wrong answer 3/4" (a list's cell)."""
         if self.verdict == "none":
             return self.headline
-        return f"{_NAMES.get(self.verdict, 'Accepted')} {self.passed}/{self.total}"
+        name = "Accepted" if self.verdict == "accepted" else _NAMES.get(self.verdict, self.verdict)
+        return f"{name} {self.passed}/{self.total}"
 
 
 def judge(

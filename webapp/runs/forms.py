@@ -204,9 +204,9 @@ class SolveForm(forms.Form):
         required=False,
         initial=True,  # a judge's verdict, and where each simulation first went wrong, without a second click
         label="Also run for real (sandbox, public and private tests)",
-        help_text="On by default: when the run ends, every candidate and the final program run in the "
-        "sandbox (a fraction of a second), and the page shows the verdict and where each simulation "
-        "first went wrong; off, the Run for real button does it later",
+        help_text="On by default: each candidate also runs on the public tests, and the final program on "
+        "every test, in the sandbox (a fraction of a second), so the page shows the verdict and where each "
+        "simulation first went wrong; off, the Run for real button does it later",
     )
     annotate = forms.BooleanField(
         required=False,
