@@ -204,7 +204,7 @@ EXECSIM_SIGNUPS_PER_HOUR = envint("EXECSIM_SIGNUPS_PER_HOUR", 5, minimum=1)
 EXECSIM_EXPLORER_MAX_CONCURRENT = envint("EXECSIM_EXPLORER_MAX_CONCURRENT", 2, minimum=1)
 EXECSIM_MAX_CODE_CHARS = envint("EXECSIM_MAX_CODE_CHARS", 20_000, minimum=1)
 EXECSIM_MAX_STATEMENT_CHARS = envint("EXECSIM_MAX_STATEMENT_CHARS", 20_000, minimum=1)
-EXECSIM_MAX_TEST_CHARS = envint("EXECSIM_MAX_TEST_CHARS", 200_000, minimum=1)
+EXECSIM_MAX_TEST_CHARS = envint("EXECSIM_MAX_TEST_CHARS", 250_000, minimum=1)
 EXECSIM_MAX_TESTS = envint("EXECSIM_MAX_TESTS", 50, minimum=1)
 EXECSIM_MAX_K = envint("EXECSIM_MAX_K", 16, minimum=1)
 EXECSIM_MAX_TURNS = envint("EXECSIM_MAX_TURNS", 5, minimum=0)
@@ -212,6 +212,8 @@ EXECSIM_MAX_SIMS = envint("EXECSIM_MAX_SIMS", 5, minimum=1)
 EXECSIM_MAX_UPLOAD_BYTES = envint("EXECSIM_MAX_UPLOAD_BYTES", 5_000_000, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = EXECSIM_MAX_UPLOAD_BYTES + 100_000
 FILE_UPLOAD_MAX_MEMORY_SIZE = EXECSIM_MAX_UPLOAD_BYTES + 100_000
+# a gzipped import file, once unpacked (webapp/problems/importers.py)
+EXECSIM_MAX_IMPORT_BYTES = envint("EXECSIM_MAX_IMPORT_BYTES", 50_000_000, minimum=1)
 
 # The trace explorer and the annotation queue (docs/explorer.md, docs/annotation.md): the step cap of a
 # trace recorded for the explorer or the queue, how long an annotator holds a claimed item, and how many

@@ -14,6 +14,7 @@ import pytest
 
 from simulator.llm.server import vllm_installed
 from training import smoke
+from training.paths import benchmarks_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,6 +38,7 @@ def test_answer_length_reward_double_scores_short_answers():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not vllm_installed(), reason="vLLM is not installed (the serve extra)")
+@pytest.mark.skipif(benchmarks_dir() is None, reason="no benchmark folder: the recipe's synth needs one")
 def test_gpu_smoke_recipe_runs_every_stage_on_cpu(tmp_path):
     pytest.importorskip("trl", reason="the train extra is not installed")
     execsim = Path(sys.executable).parent / "execsim"

@@ -7,6 +7,10 @@ import json
 import pytest
 
 from simulator.cli import EXIT_USAGE, main
+from training.paths import benchmarks_dir
+
+# synth decontaminates against the benchmark folder and refuses to run without one
+needs_benchmarks = pytest.mark.skipif(benchmarks_dir() is None, reason="no benchmark folder")
 
 
 def test_train_is_registered_through_the_entry_point(capsys):
@@ -40,6 +44,7 @@ def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):
     assert message in err[-1]
 
 
+@needs_benchmarks
 def test_synth_writes_programs_and_a_card(tmp_path, capsys):
     assert main(["train", "synth", "--out", str(tmp_path), "--programs", "12", "--seed", "1"]) == 0
     card = json.loads((tmp_path / "card.json").read_text())
@@ -51,6 +56,7 @@ def test_synth_writes_programs_and_a_card(tmp_path, capsys):
     assert "| filter (reason) | rejected |" in capsys.readouterr().out
 
 
+@needs_benchmarks
 def test_synth_asks_served_models_by_url(tmp_path):
     """Generator and reference models over real HTTP (simulator.llm's fake server, a test double): the
     generator's program is kept and the reference model's pass counts land in the card's histogram."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import override_settings
 
 from webapp.problems.models import Problem
 
@@ -107,3 +109,41 @@ def test_it_imports_code_jam_with_private_tests_and_tolerance(client, alice):
     problem = Problem.objects.get()
     assert problem.tests.filter(public=False).count() == len(record["private_tests"])
     assert problem.float_tolerance == pytest.approx(1e-6)
+
+
+def test_it_reads_a_gzipped_file(client, alice):
+    """A benchmark file can be larger than an upload may be; gzipped it fits (Code Jam dev: 10 MB, 3 MB)."""
+    client.force_login(alice)
+    records = [{"title": t, "statement": "s", "tests": [{"input": "", "output": ""}]} for t in "AB"]
+    content = gzip.compress("\n".join(json.dumps(r) for r in records).encode())
+    response = _upload(client, content, "execsim", "p.jsonl.gz")
+    assert response.status_code == 302
+    assert sorted(Problem.objects.values_list("title", flat=True)) == ["A", "B"]
+
+
+@override_settings(EXECSIM_MAX_IMPORT_BYTES=1000)
+def test_a_gzipped_file_that_expands_past_the_limit_is_refused(client, alice):
+    """A gzip bomb: 44 bytes that would unpack to a megabyte are read no further than the limit."""
+    client.force_login(alice)
+    response = _upload(client, gzip.compress(b" " * 1_000_000), "execsim", "bomb.gz")
+    assert response.context["errors"] == [
+        "file: expands to more than 1,000 bytes, the limit for an unpacked file"
+    ]
+    assert not Problem.objects.exists()
+
+
+def test_a_broken_gzip_file_says_so(client, alice):
+    client.force_login(alice)
+    response = _upload(client, gzip.compress(b'{"title": "A"}')[:15], "execsim", "cut.gz")
+    assert response.context["errors"] == ["file: is not a valid gzip file"]
+
+
+@needs_benchmarks
+def test_the_whole_code_jam_dev_file_imports_gzipped(client, alice):
+    client.force_login(alice)
+    content = gzip.compress((BENCHMARKS / "codejam/dev.jsonl").read_bytes())
+    response = _upload(client, content, "codejam", "dev.jsonl.gz", skip_bad="on")
+    assert response.status_code == 200, response.context["errors"]
+    records = len((BENCHMARKS / "codejam/dev.jsonl").read_text().splitlines())
+    assert 0 < Problem.objects.count() <= records
+    assert f"Imported {Problem.objects.count()} problem(s)." in response.content.decode()
