@@ -31,14 +31,34 @@ class ImportResult:
     problems: list[Problem] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # "record N: field: message"
     records: int = 0  # records read from the file
+    already: int = 0  # importable records ``save`` left out: the owner has them from this source already
 
     def save(self, owner: Any, *, source: str, is_public: bool) -> list[Any]:
-        """The problems that could be imported, created for ``owner`` together (all or none)."""
+        """The problems that could be imported, created for ``owner`` together (all or none), but for
+        those the owner imported from the same source before (the same title), counted in
+        ``already``: uploading a file again adds only what is new in it."""
         with transaction.atomic():
-            return [
-                SavedProblem.create_from_core(problem, owner, source=source, is_public=is_public)
-                for problem in self.problems
-            ]
+            mine = SavedProblem.objects.filter(owner=owner, source=source)
+            seen = set(mine.values_list("title", flat=True))
+            created = []
+            for problem in self.problems:
+                title = problem.title[: SavedProblem.TITLE_CHARS]
+                if title in seen:
+                    self.already += 1
+                    continue
+                seen.add(title)
+                created.append(
+                    SavedProblem.create_from_core(problem, owner, source=source, is_public=is_public)
+                )
+            return created
+
+    def summary(self, created: int) -> str:
+        """What an import did, in a sentence: how many problems it added, and how many it found there."""
+        done = f"Imported {created} problem(s)."
+        if not self.already:
+            return done
+        already = f"{self.already} you had imported already (same source, same title)"
+        return f"{done} {already} were left as they are."
 
     def skipped(self) -> str:
         """The records left out and why, in one line (the first ten reasons)."""

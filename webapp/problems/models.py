@@ -26,9 +26,10 @@ class ProblemQuerySet(models.QuerySet["Problem"]):
 
 class Problem(models.Model):
     KINDS = [("stdin", "stdin -> stdout"), ("call", "call -> return")]
+    TITLE_CHARS = 200  # a longer title is cut to this when a problem is created from the core one
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="problems")
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=TITLE_CHARS)
     statement = models.TextField(help_text="Markdown")
     kind = models.CharField(max_length=8, choices=KINDS, default="stdin")
     entry_point = models.CharField(max_length=100, blank=True)
@@ -63,7 +64,7 @@ class Problem(models.Model):
     def create_from_core(cls, core: CoreProblem, owner: Any, *, source: str, is_public: bool) -> Problem:
         problem = cls.objects.create(
             owner=owner,
-            title=core.title[:200],
+            title=core.title[: cls.TITLE_CHARS],
             statement=core.statement,
             kind=core.kind,
             entry_point=core.entry_point or "",

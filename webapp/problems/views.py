@@ -196,7 +196,7 @@ def problem_import(request: HttpRequest) -> HttpResponse:
         errors, importable = result.errors, len(result.problems)
         if importable and (not errors or data["skip_bad"]):
             created = result.save(request.user, source=data["format"], is_public=data["is_public"])
-            messages.success(request, f"Imported {len(created)} problem(s).")
+            messages.success(request, result.summary(len(created)))
             if errors:
                 messages.warning(request, result.skipped())
             if len(created) == 1:

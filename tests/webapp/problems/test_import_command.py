@@ -27,7 +27,7 @@ def test_it_imports_a_gzipped_file_for_the_owner_named(tmp_path, alice):
     message = call_command("import_problems", _file(tmp_path, GOOD, gzipped=True), "--format", "execsim",
                            "--owner", "alice", "--private")  # fmt: skip
     problem = Problem.objects.get()
-    assert message == "imported 1 problem(s) for alice"
+    assert message == "For alice: Imported 1 problem(s)."
     assert problem.owner == alice and not problem.is_public and problem.source == "execsim"
 
 

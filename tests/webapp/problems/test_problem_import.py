@@ -147,3 +147,16 @@ def test_the_whole_code_jam_dev_file_imports_gzipped(client, alice):
     records = len((BENCHMARKS / "codejam/dev.jsonl").read_text().splitlines())
     assert 0 < Problem.objects.count() <= records
     assert f"Imported {Problem.objects.count()} problem(s)." in response.content.decode()
+
+
+def test_uploading_a_file_again_adds_only_what_is_new_in_it(client, alice, bob):
+    client.force_login(alice)
+    records = [{"title": t, "statement": "s", "tests": [{"input": "", "output": ""}]} for t in "AB"]
+    _upload(client, json.dumps(records[0]).encode(), "execsim", "a.json")
+    _upload(client, "\n".join(json.dumps(r) for r in records).encode(), "execsim", "ab.jsonl")
+    assert sorted(Problem.objects.values_list("title", flat=True)) == ["A", "B"]
+    page = client.get("/problems/").content.decode()  # the message shows on the page the import leads to
+    assert "Imported 1 problem(s). 1 you had imported already (same source, same title)" in page
+    client.force_login(bob)  # another user's import of the same file is theirs
+    _upload(client, json.dumps(records[0]).encode(), "execsim", "a.json")
+    assert Problem.objects.filter(title="A").count() == 2

@@ -51,4 +51,4 @@ class Command(BaseCommand):
         created = result.save(owner, source=options["format"], is_public=not options["private"])
         if result.errors:
             self.stderr.write(result.skipped())
-        return f"imported {len(created)} problem(s) for {owner.username}"
+        return f"For {owner.username}: {result.summary(len(created))}"
