@@ -6,6 +6,7 @@
 - A bad setting (``ImproperlyConfigured`` from webapp.env's readers): one line, exit 2.
 - A limit hit that a view did not catch itself (``webapp.limits.LimitExceeded``): 429 with its message.
 - A request body over DATA_UPLOAD_MAX_MEMORY_SIZE: 413 saying what the limit is (``bad_request``).
+- A page that is not there, or not the asker's to see: 404 with the site's navigation (``not_found``).
 
 The page is ``templates/errors/error.html``, which extends nothing: it renders with the database and
 Redis down (no user, no session, no messages).
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterator
 
 from django.core.exceptions import ImproperlyConfigured, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.views import defaults
 
@@ -105,6 +107,12 @@ class ErrorPagesMiddleware:
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: a failure outside any view (a middleware's) may still be a service that is down."""
     return error_response(sys.exc_info()[1]) or defaults.server_error(request)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: the site's page with its navigation, saying that a private thing is not found too
+    (a problem, run or trace not shared with the asker is a 404, so that its existence is not told)."""
+    return render(request, "errors/not_found.html", status=404)
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:

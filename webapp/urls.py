@@ -8,6 +8,7 @@ from webapp.accounts.views import home
 
 # A body over the upload limit names the limit (413); a service that is down is a 503 (webapp/errors.py).
 handler400 = "webapp.errors.bad_request"
+handler404 = "webapp.errors.not_found"
 handler500 = "webapp.errors.server_error"
 
 urlpatterns = [

@@ -122,3 +122,24 @@ def test_execsim_up_on_a_busy_port_fails_before_it_says_it_is_up(tmp_path):
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     assert "ExecSim is up" not in output and f"127.0.0.1:{port}" in output
+
+
+@pytest.mark.django_db
+def test_a_private_problem_is_not_found_alike_for_a_visitor_and_another_user(client, alice, bob, problem):
+    """The 404 page does not tell a private problem from a missing one; it keeps the site's navigation,
+    and a visitor is offered to log in, since the page may be theirs."""
+    problem.is_public = False
+    problem.save()
+    visitor = client.get(f"/problems/{problem.pk}/")
+    missing = client.get("/problems/999999/")
+    for response in (visitor, missing):
+        page = response.content.decode()
+        assert response.status_code == 404 and 'data-testid="not-found"' in page
+        assert 'data-testid="nav-problems"' in page and "not shared with you" in page
+    assert f'/accounts/login/?next=/problems/{problem.pk}/' in visitor.content.decode()
+    client.force_login(bob)
+    other = client.get(f"/problems/{problem.pk}/").content.decode()
+    assert 'data-testid="not-found"' in other and "log in" not in other and "run history" in other
+    assert "Add one" not in other
+    client.force_login(alice)
+    assert client.get(f"/problems/{problem.pk}/").status_code == 200

@@ -1,0 +1,71 @@
+"""Every kind of page passes axe-core's checks (WCAG 2 A/AA and best practices: labels, contrast,
+landmarks, heading order, keyboard access to scrolling regions), as a visitor, a developer and an
+annotator see it: the problem list, a problem with its settings open, a finished run with its real
+execution, the explorer on a trace, Simulate my code, the import page, run history, a review in the
+annotation queue and the 404 page. Production mode against the fake model server."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.webapp.browser.flows import solve, wait_finished, wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+axe_playwright = pytest.importorskip(
+    "axe_playwright_python.sync_playwright", reason="the dev extra is missing"
+)
+
+
+def violations(page: Any) -> list[str]:
+    """axe-core's violations on the page as it is now, one line each: impact, rule, where."""
+    found = axe_playwright.Axe().run(page).response["violations"]
+    return [f"{page.url}: {v['impact']} {v['id']} at {[n['target'] for n in v['nodes'][:3]]}" for v in found]
+
+
+@pytest.fixture
+def annotator_user(django_user_model):
+    from django.contrib.auth.models import Group
+
+    user = django_user_model.objects.create_user("ann-a11y", password="pw-ann-a11y-123")
+    user.groups.add(Group.objects.get_or_create(name="annotator")[0])
+    return user
+
+
+def test_every_kind_of_page_passes_axe(fake_site, page_for, alice, problem, annotator_user):
+    found: list[str] = []
+    visitor = page_for(fake_site)
+    for path in ("/problems/", f"/problems/{problem.pk}/", "/accounts/login/", "/accounts/signup/", "/nope/"):
+        visitor.goto(fake_site + path)
+        found += violations(visitor)
+
+    page = page_for(fake_site, alice)
+    page.goto(f"{fake_site}/problems/{problem.pk}/")
+    page.locator('[data-testid="more-settings"]').evaluate("details => { details.open = true; }")
+    found += violations(page)
+    solve(page, k=2, turns=0, real=True)
+    wait_finished(page)
+    wait_until(page, "document.querySelectorAll('[data-testid=execution-row]').length >= 3")
+    found += violations(page)
+    run_url = page.url
+    page.click('[data-testid="open-explorer"]')
+    found += violations(page)  # the run's explorer page: which candidate's trace to open
+    page.locator('[data-testid="explore-candidate"]').first.click()
+    page.wait_for_url(re.compile(r".*/explorer/t/[^/]+/.*"))
+    page.keyboard.press("End")  # the last step: frames, objects and the output all drawn
+    found += violations(page)
+    for path in ("/simulate/", "/explorer/", "/problems/import/", "/problems/new/", "/runs/"):
+        page.goto(fake_site + path)
+        found += violations(page)
+    visitor.goto(run_url)  # a public problem's run: a visitor may read it
+    found += violations(visitor)
+
+    annotator = page_for(fake_site, annotator_user)
+    for path in ("/annotation/", "/annotation/next/"):
+        annotator.goto(fake_site + path)
+        found += violations(annotator)
+    assert re.search(r"/annotation/items/\d+/", annotator.url), "the run's simulations were not queued"
+    assert found == []
