@@ -136,7 +136,7 @@ def test_a_private_problem_is_not_found_alike_for_a_visitor_and_another_user(cli
         page = response.content.decode()
         assert response.status_code == 404 and 'data-testid="not-found"' in page
         assert 'data-testid="nav-problems"' in page and "not shared with you" in page
-    assert f'/accounts/login/?next=/problems/{problem.pk}/' in visitor.content.decode()
+    assert f"/accounts/login/?next=/problems/{problem.pk}/" in visitor.content.decode()
     client.force_login(bob)
     other = client.get(f"/problems/{problem.pk}/").content.decode()
     assert 'data-testid="not-found"' in other and "log in" not in other and "run history" in other
