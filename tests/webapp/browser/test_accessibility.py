@@ -69,3 +69,31 @@ def test_every_kind_of_page_passes_axe(fake_site, page_for, alice, problem, anno
         found += violations(annotator)
     assert re.search(r"/annotation/items/\d+/", annotator.url), "the run's simulations were not queued"
     assert found == []
+
+
+def test_on_a_phone_no_page_scrolls_sideways(fake_site, page_for, alice, problem):
+    """At 390 px the header wraps and wide tables and grids scroll inside themselves (still passing axe,
+    their scrolling regions reachable by keyboard), so the page itself never scrolls sideways."""
+    page = page_for(fake_site, alice)
+    page.goto(f"{fake_site}/problems/{problem.pk}/")
+    solve(page, k=2, turns=0, real=True)
+    wait_finished(page)
+    wait_until(page, "document.querySelectorAll('[data-testid=execution-row]').length >= 3")
+    run_url = page.url
+    page.set_viewport_size({"width": 390, "height": 844})
+    paths = (
+        "/problems/",
+        f"/problems/{problem.pk}/",
+        "/runs/",
+        "/simulate/",
+        "/checkpoints/",
+        "/problems/import/",
+    )
+    wide, found = [], []
+    for url in (run_url, *(fake_site + path for path in paths)):
+        page.goto(url)
+        width = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        if width > 0:
+            wide.append(f"{url}: {width} px too wide")
+        found += violations(page)
+    assert wide == [] and found == []
