@@ -1,8 +1,9 @@
 """Every kind of page passes axe-core's checks (WCAG 2 A/AA and best practices: labels, contrast,
 landmarks, heading order, keyboard access to scrolling regions), as a visitor, a developer and an
 annotator see it: the problem list, a problem with its settings open, a finished run with its real
-execution, the explorer on a trace, Simulate my code, the import page, run history, a review in the
-annotation queue and the 404 page. Production mode against the fake model server."""
+execution (and its share link), the explorer on a trace (and its embed), Simulate my code, the import
+page, a page with a message, run history, a review in the annotation queue and the 404 page.
+Production mode against the fake model server."""
 
 from __future__ import annotations
 
@@ -51,17 +52,29 @@ def test_every_kind_of_page_passes_axe(fake_site, page_for, alice, problem, anno
     wait_until(page, "document.querySelectorAll('[data-testid=execution-row]').length >= 3")
     found += violations(page)
     run_url = page.url
+    share_url = page.locator('[data-testid="share-link"]').get_attribute("href")
     page.click('[data-testid="open-explorer"]')
     found += violations(page)  # the run's explorer page: which candidate's trace to open
     page.locator('[data-testid="explore-candidate"]').first.click()
     page.wait_for_url(re.compile(r".*/explorer/t/[^/]+/.*"))
     page.keyboard.press("End")  # the last step: frames, objects and the output all drawn
     found += violations(page)
+    embed_url = page.locator('[data-testid="ex-embed-link"]').get_attribute("href")
     for path in ("/simulate/", "/explorer/", "/problems/import/", "/problems/new/", "/runs/"):
         page.goto(fake_site + path)
         found += violations(page)
-    visitor.goto(run_url)  # a public problem's run: a visitor may read it
-    found += violations(visitor)
+    # a page that shows a message (the import's, on the problem it imported)
+    page.goto(f"{fake_site}/problems/import/")
+    problem_file = b'{"title": "Echo", "statement": "Echo it.", "tests": [{"input": "a", "output": "a"}]}'
+    page.set_input_files(
+        "#id_file", files=[{"name": "p.json", "mimeType": "application/json", "buffer": problem_file}]
+    )
+    page.click('[data-testid="import-submit"]')
+    page.wait_for_selector('[data-testid="messages"]')
+    found += violations(page)
+    for url in (run_url, share_url, embed_url):  # a public problem's run, its share link, the trace's embed
+        visitor.goto(url if url.startswith("http") else fake_site + url)
+        found += violations(visitor)
 
     annotator = page_for(fake_site, annotator_user)
     for path in ("/annotation/", "/annotation/next/"):
