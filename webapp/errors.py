@@ -8,8 +8,9 @@
 - A request body over DATA_UPLOAD_MAX_MEMORY_SIZE: 413 saying what the limit is (``bad_request``).
 - A page that is not there, or not the asker's to see: 404 with the site's navigation (``not_found``).
 
-The page is ``templates/errors/error.html``, which extends nothing: it renders with the database and
-Redis down (no user, no session, no messages).
+The page of a service failure, a limit or a body too large is ``templates/errors/error.html``, which
+extends nothing: it renders with the database and Redis down (no user, no session, no messages). The
+404 page has the site's navigation: the database is up when a view finds nothing.
 """
 
 from __future__ import annotations

@@ -60,11 +60,15 @@ class ImportResult:
         already = f"{self.already} you had imported already (same source, same title)"
         return f"{done} {already} were left as they are."
 
+    def reasons(self, shown: int = 10, sep: str = "; ") -> str:
+        """The errors, the first ``shown`` of them, joined by ``sep``, and how many more there are."""
+        more = len(self.errors) - shown
+        return sep.join(self.errors[:shown]) + (f"{sep}and {more} more" if more > 0 else "")
+
     def skipped(self) -> str:
         """The records left out and why, in one line (the first ten reasons)."""
-        more = len(self.errors) - 10
-        reasons = "; ".join(self.errors[:10]) + (f"; and {more} more" if more > 0 else "")
-        return f"Skipped {self.records - len(self.problems)} record(s) that cannot be imported: {reasons}."
+        left_out = self.records - len(self.problems)
+        return f"Skipped {left_out} record(s) that cannot be imported: {self.reasons()}."
 
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -123,7 +123,7 @@ def test_it_reads_a_gzipped_file(client, alice):
 
 @override_settings(EXECSIM_MAX_IMPORT_BYTES=1000)
 def test_a_gzipped_file_that_expands_past_the_limit_is_refused(client, alice):
-    """A gzip bomb: 44 bytes that would unpack to a megabyte are read no further than the limit."""
+    """A gzip bomb: 1,004 bytes that would unpack to a megabyte are unpacked no further than the limit."""
     client.force_login(alice)
     response = _upload(client, gzip.compress(b" " * 1_000_000), "execsim", "bomb.gz")
     assert response.context["errors"] == [

@@ -39,15 +39,13 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {options['file']}: {exc.strerror or exc}") from None
         result = import_problems(raw, options["format"])
         if result.errors and not (result.problems and options["skip_bad"]):
-            shown = "\n".join(result.errors[:20]) + (
-                f"\n... and {len(result.errors) - 20} more" if len(result.errors) > 20 else ""
-            )
             hint = (
                 f"\n{len(result.problems)} record(s) could be imported: give --skip-bad to import them"
                 if result.problems
                 else ""
             )
-            raise CommandError(f"nothing was imported:\n{shown}{hint}")
+            reasons = result.reasons(20, sep="\n")
+            raise CommandError(f"nothing was imported:\n{reasons}{hint}")
         created = result.save(owner, source=options["format"], is_public=not options["private"])
         if result.errors:
             self.stderr.write(result.skipped())
