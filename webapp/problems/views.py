@@ -41,21 +41,34 @@ def _get_editable_problem(request: HttpRequest, pk: int) -> Problem:
 
 @vary_on_headers("HX-Request")
 def problem_list(request: HttpRequest) -> HttpResponse:
-    problems = Problem.objects.visible_to(request.user)
+    visible = Problem.objects.visible_to(request.user)
+    problems = visible
     query = request.GET.get("q", "").strip()
     if query:
         problems = problems.filter(Q(title__icontains=query) | Q(statement__icontains=query))
+    source = request.GET.get("source", "").strip()
+    if source:  # where the problems came from: a benchmark's import, the examples, the editor
+        problems = problems.filter(source=source)
     # htmx search-as-you-type swaps only the results partial (the page includes the same one).
     template = "problems/results.html" if request.headers.get("HX-Request") else "problems/list.html"
     page = page_of(request, problems.select_related("owner"))
-    kept = urlencode({"q": query}) if query else ""
+    kept = urlencode({name: value for name, value in (("q", query), ("source", source)) if value})
     standing = (
         Run.objects.standing(request.user, [p.pk for p in page.object_list])
         if request.user.is_authenticated
         else {}
     )
     rows = [(problem, standing.get(problem.pk, "")) for problem in page.object_list]
-    context = {"problems": page.object_list, "rows": rows, "page": page, "query": query, "kept": kept}
+    sources = visible.order_by("source").values_list("source", flat=True).distinct()
+    context = {
+        "problems": page.object_list,
+        "rows": rows,
+        "page": page,
+        "query": query,
+        "source": source,
+        "sources": list(sources),
+        "kept": kept,
+    }
     return render(request, template, context)
 
 

@@ -39,6 +39,26 @@ def test_it_lists_and_searches_problems(client, problem):
     assert list(client.get("/problems/?q=zebra").context["problems"]) == []
 
 
+def test_the_list_filters_by_source_and_offers_only_the_sources_of_problems_one_may_see(
+    client, problem, alice, bob
+):
+    """An import brings hundreds of problems of one benchmark; the source select narrows the list (and
+    its pages keep it). A private problem's source is not offered to those who may not see it."""
+    Problem.objects.create(title="Secret", statement="s", owner=bob, source="codejam", is_public=False)
+    mbpp = Problem.objects.create(title="MBPP 3: x", statement="s", owner=alice, source="mbpp")
+    visitor = client.get("/problems/?source=mbpp")
+    assert list(visitor.context["problems"]) == [mbpp] and visitor.context["sources"] == ["manual", "mbpp"]
+    assert 'value="mbpp" selected' in visitor.content.decode()
+    assert list(client.get("/problems/?source=codejam").context["problems"]) == []
+    assert "No problems from codejam." in client.get("/problems/?source=codejam").content.decode()
+    client.force_login(bob)
+    assert client.get("/problems/").context["sources"] == ["codejam", "manual", "mbpp"]
+    both = client.get("/problems/?q=MBPP&source=mbpp", headers={"HX-Request": "true"})
+    assert list(both.context["problems"]) == [mbpp] and both.context["kept"] == "q=MBPP&source=mbpp"
+    client.force_login(alice)
+    assert client.get("/problems/").context["sources"] == ["manual", "mbpp"]
+
+
 def test_a_visitor_is_told_what_execsim_is_and_a_user_is_not_told_again(client, problem, alice):
     page = client.get("/", follow=True).content.decode()
     assert (
