@@ -493,9 +493,11 @@ class _SolveJob(Job):
             repetition=solve.LOOP_STOP,
         )
         codes: dict[int, str] = {}
+        # a long statement leaves the reply less than the settings' budget in the model's context
+        shortened = result.max_tokens if 0 < result.max_tokens < self.settings.max_tokens else None
         for choice in result.choices:
             parsed = solve.parse(choice.text)
-            error = _noting_cut(parsed.error, choice.finish_reason)
+            error = _noting_cut(parsed.error, choice.finish_reason, shortened)
             self.emit(
                 "candidate_done",
                 candidate=choice.index,
@@ -873,13 +875,17 @@ def _why(fix: _Fix, judged: _Judged | None, fix_judged: _Judged | None, taken: b
     return matched
 
 
-def _noting_cut(error: str | None, finish_reason: str | None) -> str | None:
-    """A reply's parse error, saying so when the reply was cut by its token budget or stopped
+def _noting_cut(error: str | None, finish_reason: str | None, shortened: int | None = None) -> str | None:
+    """A reply's parse error, saying so when the reply was cut by its token budget (``shortened``:
+    the budget the prompt left in the model's context, when it was less than asked) or stopped
     looping (``solve.LOOP_STOP``)."""
-    why = {
-        "length": "the reply hit the token budget",
-        "repetition": "the reply repeated itself and was stopped",
-    }
+    budget = (
+        f"the reply hit the token budget: the prompt left room for only {shortened} tokens in the "
+        "model's context window; a shorter statement leaves more"
+        if shortened is not None
+        else "the reply hit the token budget"
+    )
+    why = {"length": budget, "repetition": "the reply repeated itself and was stopped"}
     return f"{error} ({why[finish_reason]})" if error and finish_reason in why else error
 
 

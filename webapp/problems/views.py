@@ -209,7 +209,8 @@ def problem_import(request: HttpRequest) -> HttpResponse:
         errors, importable = result.errors, len(result.problems)
         if importable and (not errors or data["skip_bad"]):
             created = result.save(request.user, source=data["format"], is_public=data["is_public"])
-            messages.success(request, result.summary(len(created)))
+            report = messages.success if created else messages.info  # nothing new is not a success
+            report(request, result.summary(len(created)))
             if errors:
                 messages.warning(request, result.skipped())
             if len(created) == 1:

@@ -331,6 +331,22 @@ def test_a_parse_error_says_when_the_reply_was_cut_by_its_budget() -> None:
     assert "token budget" not in whole and cut.startswith(whole)
 
 
+def test_a_reply_cut_because_the_statement_filled_the_context_says_so() -> None:
+    """A statement that leaves the reply little room in the model's context window: the cut reply's
+    error names the budget the prompt left, so the user knows a shorter statement helps."""
+    prose = " ".join(f"I cannot do step {i}." for i in range(40))
+    script = PipelineScript(solve=prose, simulate=perfect_simulator)
+    messages = solve.messages(Problem.from_dict(DOUBLE_PROBLEM))
+    prompt_chars = sum(len(m["content"]) for m in messages)
+    window = prompt_chars // 3 + 8 * len(messages) + 20  # ChatClient._fit: 20 tokens left for the reply
+    events = run_script(script, k=1, server=FakeModelServer(script, max_model_len=window))
+    (error,) = [e.payload["parse_error"] for e in of_type(events, "candidate_done")]
+    assert error.endswith(
+        "(the reply hit the token budget: the prompt left room for only 20 tokens in the model's "
+        "context window; a shorter statement leaves more)"
+    )
+
+
 def test_code_requests_ask_vllm_to_stop_a_looping_reply_and_a_parse_error_says_so() -> None:
     """The solve request carries ``solve.LOOP_STOP`` (the double ends a reply there as vLLM does);
     simulations do not: an answer may repeat a value legitimately."""

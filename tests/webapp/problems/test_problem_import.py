@@ -157,6 +157,9 @@ def test_uploading_a_file_again_adds_only_what_is_new_in_it(client, alice, bob):
     assert sorted(Problem.objects.values_list("title", flat=True)) == ["A", "B"]
     page = client.get("/problems/").content.decode()  # the message shows on the page the import leads to
     assert "Imported 1 problem(s). 1 you had imported already (same source, same title)" in page
+    _upload(client, json.dumps(records[1]).encode(), "execsim", "b.json")
+    page = client.get("/problems/").content.decode()  # nothing new: told plainly, not as a success
+    assert '<li class="msg info">Imported 0 problem(s). 1 you had imported already' in page
     client.force_login(bob)  # another user's import of the same file is theirs
     _upload(client, json.dumps(records[0]).encode(), "execsim", "a.json")
     assert Problem.objects.filter(title="A").count() == 2
