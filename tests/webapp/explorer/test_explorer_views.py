@@ -44,6 +44,8 @@ def test_stdin_programs_are_traced_with_their_input(client, educator):
     )
     trace = Trace.objects.get()
     assert trace.mode == "stdin" and trace.result["stdout"] == "42\n"
+    page = client.get(f"/explorer/t/{trace.slug}/").content.decode()  # the result says what it printed
+    assert '<pre class="ex-printed" data-testid="ex-printed">42\n</pre>' in page
 
 
 @override_settings(EXECSIM_EXPLORER_MAX_STEPS=25)
