@@ -190,7 +190,10 @@ def from_codejam(record: Any) -> Problem:
     if tolerance is not None:
         data["float_tolerance"] = tolerance
     problem = Problem.from_dict(data)
-    problem.extra.update({"benchmark": "codejam", "id": str(record.get("id", ""))})
+    # statement_text is plain text ("5*2 ≤ 20", "x_i"): shown as written, not read as Markdown
+    problem.extra.update(
+        {"benchmark": "codejam", "id": str(record.get("id", "")), "statement_format": "text"}
+    )
     return problem
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.benchmarks import from_mbpp
+from simulator.benchmarks import from_codejam, from_mbpp
 from simulator.problem import ProblemError
 
 
@@ -46,3 +46,16 @@ def test_the_title_says_what_the_task_asks_cut_at_a_word() -> None:
     long = "Write a python function to " + "count the words " * 10
     title = from_mbpp({**record("assert shared([1], [1]) == [1]"), "prompt": long}).title
     assert title.startswith("MBPP 2: count the words count") and title.endswith(" count…") and len(title) < 90
+
+
+def test_a_code_jam_statement_is_marked_plain_text() -> None:
+    """Code Jam's statement_text is plain text ("5*2 ≤ 20"): the app shows it as written, not as Markdown,
+    and the model reads it as it is."""
+    record = {
+        "id": "codejam/2011/x", "name": "Royale", "year": 2011, "round": "world_finals",
+        "statement_text": "Since 5*2 ≤ 20, bet 5*2.",
+        "public_tests": [{"input": "1\n", "output": "Case #1: 1\n"}], "private_tests": [],
+    }  # fmt: skip
+    problem = from_codejam(record)
+    assert problem.statement == "Since 5*2 ≤ 20, bet 5*2."
+    assert problem.extra["statement_format"] == "text" and problem.extra["benchmark"] == "codejam"

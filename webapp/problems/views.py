@@ -22,7 +22,7 @@ from webapp.limits import problem_errors
 from webapp.pages import page_of
 from webapp.problems.forms import ImportForm, ProblemForm, TestCaseFormSet
 from webapp.problems.importers import import_problems
-from webapp.problems.markdown import render_markdown
+from webapp.problems.markdown import render_statement
 from webapp.problems.models import Problem, TestCase
 from webapp.runs.forms import SolveForm
 from webapp.runs.models import Run
@@ -82,7 +82,7 @@ def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "problems/detail.html",
         {
             "problem": problem,
-            "statement_html": render_markdown(problem.statement),
+            "statement_html": render_statement(problem.statement, problem.extra),
             "public_tests": [t for t in tests if t.public],
             # the owner's own private tests (never shown to anyone else, nor to the model)
             "private_tests": [t for t in tests if not t.public] if is_owner else [],

@@ -142,6 +142,19 @@ def test_it_renders_the_statement_sanitised(client, alice):
     assert "<script>alert(1)</script>" not in page
 
 
+def test_a_plain_text_statement_shows_as_written_and_markdown_as_markdown(client, alice):
+    """A Code Jam statement is plain text: "5*2" is not emphasis, line breaks stay, tags are text."""
+    text = "Since 5*2 ≤ 20, bet 5*2 = 10.\nSample input\n\n<b>x_i</b> and *y*"
+    plain = Problem.objects.create(
+        title="Royale", statement=text, owner=alice, source="codejam", extra={"statement_format": "text"}
+    )
+    written = Problem.objects.create(title="Mark", statement=text, owner=alice)
+    page = client.get(f"/problems/{plain.pk}/").content.decode()
+    assert "<p>Since 5*2 ≤ 20, bet 5*2 = 10.<br>Sample input</p><p>&lt;b&gt;x_i&lt;/b&gt; and *y*</p>" in page
+    page = client.get(f"/problems/{written.pk}/").content.decode()
+    assert "<em>y</em>" in page and "5<em>2 ≤ 20, bet 5</em>2" in page  # Markdown, as the editor's help says
+
+
 def test_it_reports_core_validation_errors_by_field(client, alice):
     client.force_login(alice)
     response = client.post("/problems/new/", _form(kind="call", entry_point="not an identifier"))
