@@ -35,18 +35,19 @@ class ImportResult:
 
     def save(self, owner: Any, *, source: str, is_public: bool) -> list[Any]:
         """The problems that could be imported, created for ``owner`` together (all or none), but for
-        those the owner imported from the same source before (the same title), counted in
-        ``already``: uploading a file again adds only what is new in it."""
+        those the owner imported from the same source before (the same title, or the same benchmark
+        record id: a title the converter words anew is still the same record), counted in ``already``:
+        uploading a file again adds only what is new in it."""
         with transaction.atomic():
-            mine = SavedProblem.objects.filter(owner=owner, source=source)
-            seen = set(mine.values_list("title", flat=True))
+            mine = SavedProblem.objects.filter(owner=owner, source=source).values_list("title", "extra")
+            seen = set().union(*(_keys(title, extra) for title, extra in mine))
             created = []
             for problem in self.problems:
-                title = problem.title[: SavedProblem.TITLE_CHARS]
-                if title in seen:
+                keys = _keys(problem.title[: SavedProblem.TITLE_CHARS], problem.extra)
+                if keys & seen:
                     self.already += 1
                     continue
-                seen.add(title)
+                seen |= keys
                 created.append(
                     SavedProblem.create_from_core(problem, owner, source=source, is_public=is_public)
                 )
@@ -57,7 +58,7 @@ class ImportResult:
         done = f"Imported {created} problem(s)."
         if not self.already:
             return done
-        already = f"{self.already} you had imported already (same source, same title)"
+        already = f"{self.already} you had imported already (same source, same title or record id)"
         return f"{done} {already} were left as they are."
 
     def reasons(self, shown: int = 10, sep: str = "; ") -> str:
@@ -69,6 +70,13 @@ class ImportResult:
         """The records left out and why, in one line (the first ten reasons)."""
         left_out = self.records - len(self.problems)
         return f"Skipped {left_out} record(s) that cannot be imported: {self.reasons()}."
+
+
+def _keys(title: str, extra: dict[str, Any] | None) -> set[tuple[str, str]]:
+    """What identifies an imported problem among its owner's from one source: its title, and the
+    benchmark's own record id where the converter kept one (``extra["id"]``)."""
+    ident = (extra or {}).get("id")
+    return {("title", title)} | ({("id", str(ident))} if ident else set())
 
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -156,10 +156,24 @@ def test_uploading_a_file_again_adds_only_what_is_new_in_it(client, alice, bob):
     _upload(client, "\n".join(json.dumps(r) for r in records).encode(), "execsim", "ab.jsonl")
     assert sorted(Problem.objects.values_list("title", flat=True)) == ["A", "B"]
     page = client.get("/problems/").content.decode()  # the message shows on the page the import leads to
-    assert "Imported 1 problem(s). 1 you had imported already (same source, same title)" in page
+    assert "Imported 1 problem(s). 1 you had imported already (same source, same title or record id)" in page
     _upload(client, json.dumps(records[1]).encode(), "execsim", "b.json")
     page = client.get("/problems/").content.decode()  # nothing new: told plainly, not as a success
     assert '<li class="msg info">Imported 0 problem(s). 1 you had imported already' in page
     client.force_login(bob)  # another user's import of the same file is theirs
     _upload(client, json.dumps(records[0]).encode(), "execsim", "a.json")
     assert Problem.objects.filter(title="A").count() == 2
+
+
+@needs_benchmarks
+def test_a_benchmark_record_imported_under_an_older_title_is_not_imported_again(client, alice):
+    """MBPP problems were titled "MBPP 3" before they said what they ask: the record id still matches."""
+    client.force_login(alice)
+    record = (BENCHMARKS / "mbpp/sanitized-dev.jsonl").read_text().splitlines()[1]
+    _upload(client, record.encode(), "mbpp", "one.jsonl")
+    old = Problem.objects.get()
+    old.title = f"MBPP {old.extra['id']}"  # as session 26's import titled it
+    old.save()
+    _upload(client, record.encode(), "mbpp", "one.jsonl")
+    assert list(Problem.objects.all()) == [old]
+    assert "1 you had imported already" in client.get("/problems/").content.decode()
