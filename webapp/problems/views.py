@@ -39,6 +39,10 @@ def _get_editable_problem(request: HttpRequest, pk: int) -> Problem:
     return problem
 
 
+# The problem list's status filter: its value -> the standing it keeps ("new": none, no run yet).
+STATUSES = {"solved": "accepted", "tried": "tried", "new": ""}
+
+
 @vary_on_headers("HX-Request")
 def problem_list(request: HttpRequest) -> HttpResponse:
     visible = Problem.objects.visible_to(request.user)
@@ -49,10 +53,20 @@ def problem_list(request: HttpRequest) -> HttpResponse:
     source = request.GET.get("source", "").strip()
     if source:  # where the problems came from: a benchmark's import, the examples, the editor
         problems = problems.filter(source=source)
+    status = request.GET.get("status", "") if request.user.is_authenticated else ""
+    if status in STATUSES:  # as a judge's list filters: the asker's solved, tried or untouched problems
+        mine = Run.objects.standing(request.user)
+        if status == "new":
+            problems = problems.exclude(pk__in=list(mine))
+        else:
+            problems = problems.filter(pk__in=[pk for pk, s in mine.items() if s == STATUSES[status]])
+    else:
+        status = ""
     # htmx search-as-you-type swaps only the results partial (the page includes the same one).
     template = "problems/results.html" if request.headers.get("HX-Request") else "problems/list.html"
     page = page_of(request, problems.select_related("owner"))
-    kept = urlencode({name: value for name, value in (("q", query), ("source", source)) if value})
+    filters = (("q", query), ("source", source), ("status", status))
+    kept = urlencode({name: value for name, value in filters if value})
     standing = (
         Run.objects.standing(request.user, [p.pk for p in page.object_list])
         if request.user.is_authenticated
@@ -67,6 +81,7 @@ def problem_list(request: HttpRequest) -> HttpResponse:
         "query": query,
         "source": source,
         "sources": list(sources),
+        "status": status,
         "kept": kept,
     }
     return render(request, template, context)

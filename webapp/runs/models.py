@@ -48,10 +48,14 @@ class RunQuerySet(models.QuerySet["Run"]):
     def active(self) -> QuerySet[Run]:
         return self.filter(status__in=Run.ACTIVE)
 
-    def standing(self, user: Any, problem_ids: Iterable[int]) -> dict[int, str]:
-        """Per problem ``user`` has solve runs on: "accepted" when a final program of theirs passed
-        every test for real, else "tried" (the problems list's column, as a judge marks solved ones)."""
-        runs = self.filter(user=user, problem_id__in=list(problem_ids)).prefetch_related("executions")
+    def standing(self, user: Any, problem_ids: Iterable[int] | None = None) -> dict[int, str]:
+        """Per problem ``user`` has solve runs on (among ``problem_ids``; None: any): "accepted" when a
+        final program of theirs passed every test for real, else "tried" (the problems list's column
+        and its status filter, as a judge marks solved ones)."""
+        runs = self.filter(user=user, problem__isnull=False)
+        if problem_ids is not None:
+            runs = runs.filter(problem_id__in=list(problem_ids))
+        runs = runs.prefetch_related("executions")
         standing: dict[int, str] = {}
         for run in runs:
             judgement = run.final_judgement()

@@ -108,6 +108,20 @@ def test_the_list_marks_the_problems_you_solved_and_tried_as_a_judge_does(
     client.logout()
     assert "data-standing" not in client.get("/problems/").content.decode()
 
+    def filtered(user, status):  # the status filter, as a judge's list has it
+        client.force_login(user) if user else client.logout()
+        response = client.get(f"/problems/?status={status}")
+        return sorted(p.title for p in response.context["problems"])
+
+    assert filtered(alice, "solved") == ["Add one"]
+    assert filtered(alice, "tried") == ["Other"]
+    assert filtered(alice, "new") == ["Untouched"]
+    assert filtered(bob, "solved") == [] and filtered(bob, "new") == ["Add one", "Other", "Untouched"]
+    assert filtered(None, "solved") == ["Add one", "Other", "Untouched"]  # a visitor has no status
+    client.force_login(alice)
+    page = client.get("/problems/?status=tried&source=manual", headers={"HX-Request": "true"})
+    assert page.context["kept"] == "source=manual&status=tried"
+
 
 def test_it_answers_htmx_search_with_the_results_partial_only(client, problem):
     response = client.get("/problems/?q=add", headers={"HX-Request": "true"})
