@@ -11,4 +11,5 @@ urlpatterns = [
     path("import/", views.problem_import, name="import"),
     path("<int:pk>/", views.problem_detail, name="detail"),
     path("<int:pk>/edit/", views.problem_edit, name="edit"),
+    path("<int:pk>/problem.json", views.problem_export, name="export"),
 ]

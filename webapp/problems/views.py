@@ -11,7 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Q
 from django.forms.utils import ErrorDict
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
@@ -87,6 +87,18 @@ def problem_list(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+def problem_export(request: HttpRequest, pk: int) -> HttpResponse:
+    """The problem in the CLI's format (docs/problem-format.md), for ``execsim solve`` or another
+    server's import page; its private tests only for its owner, as its page shows them."""
+    problem = _get_problem_for_user(request, pk)
+    data = problem.to_core().to_dict()
+    if problem.owner_id != request.user.pk:
+        data["tests"] = [t for t in data["tests"] if t["public"]]
+    response = JsonResponse(data, json_dumps_params={"ensure_ascii": False, "indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="problem-{problem.pk}.json"'
+    return response
+
+
 def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     problem = _get_problem_for_user(request, pk)
     runs = Run.objects.visible_to(request.user).filter(problem=problem)[:50]
@@ -104,6 +116,7 @@ def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "runs": runs,
             "solve_form": SolveForm(),
             "can_edit": problem.owner_id == request.user.pk or is_staff(request.user),
+            "is_owner": is_owner,
         },
     )
 

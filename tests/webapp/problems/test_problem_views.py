@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -167,6 +168,31 @@ def test_a_plain_text_statement_shows_as_written_and_markdown_as_markdown(client
     assert "<p>Since 5*2 ≤ 20, bet 5*2 = 10.<br>Sample input</p><p>&lt;b&gt;x_i&lt;/b&gt; and *y*</p>" in page
     page = client.get(f"/problems/{written.pk}/").content.decode()
     assert "<em>y</em>" in page and "5<em>2 ≤ 20, bet 5</em>2" in page  # Markdown, as the editor's help says
+
+
+def test_a_problem_downloads_in_the_cli_format_with_private_tests_for_its_owner_only(
+    client, alice, bob, problem
+):
+    """Download JSON: what `execsim solve FILE` and the import page read (docs/problem-format.md)."""
+    from simulator.problem import Problem as CoreProblem
+
+    def exported(user):
+        client.force_login(user) if user else client.logout()
+        response = client.get(f"/problems/{problem.pk}/problem.json")
+        assert response["Content-Disposition"] == f'attachment; filename="problem-{problem.pk}.json"'
+        return CoreProblem.from_dict(json.loads(response.content))
+
+    mine = exported(alice)
+    assert (mine.title, mine.kind, mine.entry_point) == ("Add one", "call", "add_one")
+    assert [(t.input, t.public) for t in mine.tests] == [("1", True), ("5", True), ("-1", False)]
+    for user in (bob, None):  # another user, a visitor: the public tests only
+        assert [t.input for t in exported(user).tests] == ["1", "5"]
+    problem.is_public = False
+    problem.save()
+    client.force_login(bob)
+    assert client.get(f"/problems/{problem.pk}/problem.json").status_code == 404
+    client.logout()
+    assert client.get(f"/problems/{problem.pk}/problem.json").status_code == 404
 
 
 def test_it_reports_core_validation_errors_by_field(client, alice):
