@@ -88,6 +88,16 @@ def _fresh_model_script(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture
+def annotator_user(django_user_model: Any) -> Any:
+    """An annotator in the test database (production mode's site shares it)."""
+    from django.contrib.auth.models import Group
+
+    user = django_user_model.objects.create_user("ann1", password="pw-ann1-123")
+    user.groups.add(Group.objects.get_or_create(name="annotator")[0])
+    return user
+
+
+@pytest.fixture
 def page_for(chromium: Any) -> Iterator[Callable[..., Any]]:
     """``page_for(base_url, user=None)``: a fresh browser context and page, logged in as ``user``
     through a real session cookie of the test database (None: logged out; production mode only).

@@ -27,15 +27,6 @@ def violations(page: Any) -> list[str]:
     return [f"{page.url}: {v['impact']} {v['id']} at {[n['target'] for n in v['nodes'][:3]]}" for v in found]
 
 
-@pytest.fixture
-def annotator_user(django_user_model):
-    from django.contrib.auth.models import Group
-
-    user = django_user_model.objects.create_user("ann-a11y", password="pw-ann-a11y-123")
-    user.groups.add(Group.objects.get_or_create(name="annotator")[0])
-    return user
-
-
 def test_every_kind_of_page_passes_axe(fake_site, page_for, alice, problem, annotator_user):
     found: list[str] = []
     visitor = page_for(fake_site)

@@ -17,15 +17,6 @@ from webapp.annotation.models import AnnotationItem
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def annotator_user(django_user_model):
-    from django.contrib.auth.models import Group
-
-    user = django_user_model.objects.create_user("ann1", password="pw-ann1-123")
-    user.groups.add(Group.objects.get_or_create(name="annotator")[0])
-    return user
-
-
 def wrong_answer_on_five(code: str, call: str) -> str:
     """Nothing checkable but the answer, and the answer wrong on add_one(5) (the real value is 6)."""
     value = add_one_value(code, call)
