@@ -54,6 +54,7 @@ def problem_list(request: HttpRequest) -> HttpResponse:
     if source:  # where the problems came from: a benchmark's import, the examples, the editor
         problems = problems.filter(source=source)
     status = request.GET.get("status", "") if request.user.is_authenticated else ""
+    mine: dict[int, str] | None = None  # the asker's standing on every problem, when a filter needs it
     if status in STATUSES:  # as a judge's list filters: the asker's solved, tried or untouched problems
         mine = Run.objects.standing(request.user)
         if status == "new":
@@ -67,11 +68,12 @@ def problem_list(request: HttpRequest) -> HttpResponse:
     page = page_of(request, problems.select_related("owner"))
     filters = (("q", query), ("source", source), ("status", status))
     kept = urlencode({name: value for name, value in filters if value})
-    standing = (
-        Run.objects.standing(request.user, [p.pk for p in page.object_list])
-        if request.user.is_authenticated
-        else {}
-    )
+    if mine is not None:
+        standing = mine
+    elif request.user.is_authenticated:
+        standing = Run.objects.standing(request.user, [p.pk for p in page.object_list])
+    else:
+        standing = {}
     rows = [(problem, standing.get(problem.pk, "")) for problem in page.object_list]
     sources = visible.order_by("source").values_list("source", flat=True).distinct()
     context = {
