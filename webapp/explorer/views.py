@@ -79,7 +79,7 @@ def explore_run(request: HttpRequest, run_id: Any) -> HttpResponse:
             turn, step = int(source.get("turn") or 0), int(source.get("step") or 0)
             program = run.program_of(candidate, test, turn)
             if not privacy.may_see_test(run, request.user, test):
-                raise LookupError(f"{run.test_label(test)} is private to the problem's owner")
+                raise LookupError(f"{run.test_label(test)} is private to the problem's owner and staff")
         except (KeyError, ValueError, LookupError) as exc:
             messages.error(request, f"Cannot open that trace: {exc}")
             return redirect("explorer:run", run_id=run.id)

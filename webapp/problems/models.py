@@ -48,6 +48,13 @@ class Problem(models.Model):
     def __str__(self) -> str:
         return self.title
 
+    def editable_by(self, user: Any) -> bool:
+        """Whether ``user`` (None for a share-link reader) may edit this problem, and so see its private
+        tests wherever they show (its page, its download, its runs): its owner and staff."""
+        if user is None or not user.is_authenticated:
+            return False
+        return self.owner_id == user.pk or is_staff(user)
+
     def to_core(self) -> CoreProblem:
         tests = tuple(CoreTestCase(input=t.input, output=t.output, public=t.public) for t in self.tests.all())
         return CoreProblem(

@@ -17,7 +17,6 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from simulator.problem import Problem as CoreProblem
-from webapp.accounts.roles import is_staff
 from webapp.limits import problem_errors
 from webapp.pages import page_of
 from webapp.problems.forms import ImportForm, ProblemForm, TestCaseFormSet
@@ -34,7 +33,7 @@ def _get_problem_for_user(request: HttpRequest, pk: int) -> Problem:
 
 def _get_editable_problem(request: HttpRequest, pk: int) -> Problem:
     problem = get_object_or_404(Problem, pk=pk)
-    if problem.owner_id != request.user.pk and not is_staff(request.user):
+    if not problem.editable_by(request.user):
         raise Http404("No such problem")
     return problem
 
@@ -91,10 +90,10 @@ def problem_list(request: HttpRequest) -> HttpResponse:
 
 def problem_export(request: HttpRequest, pk: int) -> HttpResponse:
     """The problem in the CLI's format (docs/problem-format.md), for ``execsim solve`` or another
-    server's import page; its private tests only for its owner, as its page shows them."""
+    server's import page; its private tests only for those who may edit it, as its page shows them."""
     problem = _get_problem_for_user(request, pk)
     data = problem.to_core().to_dict()
-    if problem.owner_id != request.user.pk:
+    if not problem.editable_by(request.user):
         data["tests"] = [t for t in data["tests"] if t["public"]]
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False, "indent": 1})
     response["Content-Disposition"] = f'attachment; filename="problem-{problem.pk}.json"'
@@ -105,7 +104,7 @@ def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     problem = _get_problem_for_user(request, pk)
     runs = Run.objects.visible_to(request.user).filter(problem=problem)[:50]
     tests = list(problem.tests.all())
-    is_owner = request.user.is_authenticated and problem.owner_id == request.user.pk
+    can_edit = problem.editable_by(request.user)
     return render(
         request,
         "problems/detail.html",
@@ -113,12 +112,11 @@ def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "problem": problem,
             "statement_html": render_statement(problem.statement, problem.extra),
             "public_tests": [t for t in tests if t.public],
-            # the owner's own private tests (never shown to anyone else, nor to the model)
-            "private_tests": [t for t in tests if not t.public] if is_owner else [],
+            # for its owner and staff (never shown to anyone else, nor to the model)
+            "private_tests": [t for t in tests if not t.public] if can_edit else [],
             "runs": runs,
             "solve_form": SolveForm(),
-            "can_edit": problem.owner_id == request.user.pk or is_staff(request.user),
-            "is_owner": is_owner,
+            "can_edit": can_edit,
         },
     )
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.accounts.roles import is_staff
 from webapp.problems.models import Problem
 from webapp.runs.models import Run
 
@@ -27,11 +26,7 @@ _KEPT = frozenset(
 def sees_private_tests(run: Run, viewer: Any) -> bool:
     """Whether ``viewer`` (a user; None for a share-link reader) may see the private tests of
     ``run``'s problem: its owner and staff. A pasted program's run has no private test."""
-    if run.problem_id is None:
-        return True
-    if viewer is None or not viewer.is_authenticated:
-        return False
-    return is_staff(viewer) or run.problem.owner_id == viewer.pk
+    return run.problem_id is None or run.problem.editable_by(viewer)
 
 
 def hidden_tests(run: Run, viewer: Any) -> frozenset[int]:

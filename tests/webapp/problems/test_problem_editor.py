@@ -141,17 +141,19 @@ def test_tests_keep_their_order_after_editing(client, alice, problem):
     assert [t.input for t in problem.tests.all()] == ["5", "-1", "10", "20"]
 
 
-def test_the_owner_sees_the_private_tests_on_the_problem_page(client, alice, bob, carol, problem):
+def test_the_owner_and_staff_see_the_private_tests_on_the_problem_page(client, alice, bob, carol, problem):
+    """As in the edit form, which staff may open too, and on the problem's runs (runs/privacy.py)."""
     url = f"/problems/{problem.pk}/"
-    client.force_login(alice)
-    response = client.get(url)
-    assert [t.input for t in response.context["private_tests"]] == ["-1"]
-    assert 'data-testid="private-tests"' in response.content.decode()
-    for someone in (bob, carol):  # another user, and staff
+    for someone, says in ((alice, "Only you and staff"), (carol, "Only its owner and staff")):
         client.force_login(someone)
         response = client.get(url)
-        assert response.context["private_tests"] == []
-        assert 'data-testid="private-tests"' not in response.content.decode()
+        assert [t.input for t in response.context["private_tests"]] == ["-1"]
+        assert 'data-testid="private-tests"' in response.content.decode()
+        assert says in response.content.decode()
+    client.force_login(bob)  # another user
+    response = client.get(url)
+    assert response.context["private_tests"] == []
+    assert 'data-testid="private-tests"' not in response.content.decode()
     client.logout()  # a visitor
     response = client.get(url)
     assert response.context["private_tests"] == []

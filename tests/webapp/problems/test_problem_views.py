@@ -170,8 +170,8 @@ def test_a_plain_text_statement_shows_as_written_and_markdown_as_markdown(client
     assert "<em>y</em>" in page and "5<em>2 ≤ 20, bet 5</em>2" in page  # Markdown, as the editor's help says
 
 
-def test_a_problem_downloads_in_the_cli_format_with_private_tests_for_its_owner_only(
-    client, alice, bob, problem
+def test_a_problem_downloads_in_the_cli_format_with_private_tests_for_its_owner_and_staff_only(
+    client, alice, bob, carol, problem
 ):
     """Download JSON: what `execsim solve FILE` and the import page read (docs/problem-format.md)."""
     from simulator.problem import Problem as CoreProblem
@@ -185,6 +185,7 @@ def test_a_problem_downloads_in_the_cli_format_with_private_tests_for_its_owner_
     mine = exported(alice)
     assert (mine.title, mine.kind, mine.entry_point) == ("Add one", "call", "add_one")
     assert [(t.input, t.public) for t in mine.tests] == [("1", True), ("5", True), ("-1", False)]
+    assert exported(carol).tests == mine.tests  # staff, who may edit it
     for user in (bob, None):  # another user, a visitor: the public tests only
         assert [t.input for t in exported(user).tests] == ["1", "5"]
     problem.is_public = False
