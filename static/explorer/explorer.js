@@ -3,6 +3,10 @@
 // `changed` of its steps and their objects from `refs`, the objects' views from `heap`, the call stack
 // from call/return events, the output from the steps' stdout. Frames and objects are drawn side by side
 // with SVG arrows from each reference to its object, so aliasing shows.
+// Breakpoints and hidden names, as in Python Tutor: a line ending in `# break`, or whose number is
+// clicked, is a breakpoint, and while there is one Forward and Back (and the arrow keys) jump to the
+// next or previous step on such a line (the clicked ones are kept in the URL, ?break=3,7); names listed
+// in a `# hide: a, b` comment are left out of the frames, with the objects only they reach.
 // No dependencies; keys: Left/Right (back/forward), Home/End (first/last). Any element with
 // data-step="N" (a checked claim, a divergence link) jumps to step N when clicked. On permalinks the
 // step is in the URL (#step-N): a hash edit or the browser's Back moves the stepper; jumps (first, last,
@@ -29,15 +33,29 @@
   function has(obj, key) { return !!obj && Object.prototype.hasOwnProperty.call(obj, key); }
 
   var code = q("ex-code");
-  var lines = (data.lines || []).slice();
+  var lines = (data.lines || []).map(function (text) { return text.replace(/\r$/, ""); });  // a trace saved with CRLF
   while (lines.length > 1 && lines[lines.length - 1] === "") { lines.pop(); }  // the final newline
+  var breaks = {};  // line number -> true
+  var hidden = {};  // name -> true
   lines.forEach(function (text, i) {
+    if (/#\s*break\s*$/.test(text)) { breaks[i + 1] = true; }
+    var hide = /#\s*(?:pythontutor_)?hide:\s*(.*)$/.exec(text);
+    if (hide) { hide[1].split(",").forEach(function (name) { if (name.trim()) { hidden[name.trim()] = true; } }); }
     var li = el("li");
     li.setAttribute("data-line", String(i + 1));
     li.appendChild(el("span", "mark", ""));
-    li.appendChild(el("span", "ln", String(i + 1)));
+    var ln = el("button", "ln", String(i + 1));
+    ln.type = "button";
+    ln.setAttribute("data-break", String(i + 1));
+    ln.setAttribute("aria-label", "Breakpoint on line " + (i + 1));
+    ln.title = "Set or clear a breakpoint on this line";
+    li.appendChild(ln);
     li.appendChild(el("span", "src", text || " "));
     code.appendChild(li);
+  });
+  var commentBreaks = Object.keys(breaks).join(",");  // those the code sets; the URL keeps the others
+  (new URLSearchParams(window.location.search).get("break") || "").split(",").forEach(function (n) {
+    if (Number(n) >= 1 && Number(n) <= lines.length) { breaks[Number(n)] = true; }
   });
 
   // -- replaying the trace ----------------------------------------------------------------------
@@ -121,6 +139,8 @@
       li.classList.toggle("current", !!s && n === s.line);
       li.classList.toggle("prev", !!prev && !!s && n === prev.line && prev.line !== s.line);
       li.classList.toggle("raised", !!raised && n === raised.line);
+      li.classList.toggle("break", !!breaks[n]);
+      li.querySelector(".ln").setAttribute("aria-pressed", breaks[n] ? "true" : "false");
       var old = li.querySelector(".ex-exc");
       if (old) { li.removeChild(old); }
       if (raised && n === raised.line && raised.value) {
@@ -147,6 +167,7 @@
       box.appendChild(head);
       var table = el("table");
       f.order.forEach(function (name) {
+        if (hidden[name]) { return; }
         var value = f.locals[name];
         var changed = s && s.frame === id && has(s.changed, name);
         var tr = el("tr", changed ? "changed" : "");
@@ -236,7 +257,7 @@
     var roots = [];
     state.stack.forEach(function (id) {
       var f = state.frames[id];
-      f.order.forEach(function (name) { if (has(f.refs, name)) { roots.push(f.refs[name]); } });
+      f.order.forEach(function (name) { if (!hidden[name] && has(f.refs, name)) { roots.push(f.refs[name]); } });
     });
     if (s && s.refs && has(s.refs, "return")) { roots.push(s.refs["return"]); }
     function place(id, row) {
@@ -300,6 +321,14 @@
     renderHeap(s, state);
     drawArrows();
     q("ex-stdout").textContent = state.stdout;
+    var set = breakLines();
+    var note = q("ex-breaks");
+    note.hidden = !set.length && !Object.keys(hidden).length;
+    q("ex-breaks-text").textContent = (set.length
+      ? "Breakpoint" + (set.length > 1 ? "s on lines " : " on line ") + set.join(", ") +
+        ": Forward and Back jump " + (set.length > 1 ? "between them" : "to it") + ". " : "") +
+      (Object.keys(hidden).length ? "Hidden (# hide:): " + Object.keys(hidden).join(", ") + "." : "");
+    q("ex-breaks-clear").hidden = !set.length;
     q("ex-back").disabled = q("ex-first").disabled = current === 0;
     q("ex-forward").disabled = q("ex-last").disabled = current === last;
     if (resultBox) { resultBox.hidden = hideResult && current !== last; }
@@ -311,10 +340,44 @@
   var useHash = root.getAttribute("data-hash") === "1";  // permalinks: #step-N opens at step N
   var presentLinks = root.querySelectorAll("a[data-act-link]");
 
-  function updateLinks() {  // the presentation links keep the step
+  Array.prototype.forEach.call(presentLinks, function (a) { a.setAttribute("data-base", a.getAttribute("href")); });
+
+  function updateLinks() {  // the presentation links keep the step and the clicked breakpoints
+    var kept = new URLSearchParams(window.location.search).get("break");
     Array.prototype.forEach.call(presentLinks, function (a) {
-      a.setAttribute("href", a.getAttribute("href").split("#")[0] + "#step-" + current);
+      var params = new URLSearchParams(a.getAttribute("data-base").replace(/^\?/, ""));
+      if (kept) { params.set("break", kept); }
+      var search = params.toString();
+      a.setAttribute("href", "?" + search + "#step-" + current);
     });
+  }
+
+  function breakLines() {
+    return Object.keys(breaks).map(Number).sort(function (a, b) { return a - b; });
+  }
+
+  function stepBy(dir) {  // one step, or to the next (dir 1) or previous (-1) step on a breakpoint line
+    if (!breakLines().length) { return current + dir; }
+    for (var i = current + dir; i >= 0 && i <= last; i += dir) {
+      if (breaks[steps[i].line] && steps[i].event !== "return") { return i; }
+    }
+    return dir > 0 ? last : 0;
+  }
+
+  function toggleBreak(n) {
+    if (breaks[n]) { delete breaks[n]; } else { breaks[n] = true; }
+    keepBreaks();
+    render();
+  }
+
+  function keepBreaks() {  // the clicked breakpoints in the URL, so that a link or a reload keeps them
+    if (!window.history || !window.history.replaceState) { return; }
+    var params = new URLSearchParams(window.location.search);
+    var fromComments = commentBreaks ? commentBreaks.split(",") : [];
+    var extra = breakLines().filter(function (n) { return fromComments.indexOf(String(n)) < 0; });
+    if (extra.length) { params.set("break", extra.join(",")); } else { params.delete("break"); }
+    var search = params.toString();
+    window.history.replaceState(null, "", window.location.pathname + (search ? "?" + search : "") + window.location.hash);
   }
 
   function stepFromHash() {
@@ -348,13 +411,16 @@
       setPresent(act !== "exit", act === "present-hidden");
       return;
     }
+    var mark = evt.target.closest("button[data-break]");
+    if (mark) { toggleBreak(Number(mark.getAttribute("data-break"))); return; }
     var button = evt.target.closest("button[data-act]");
     if (!button) { return; }
     var what = button.getAttribute("data-act");
     if (what === "first") { go(0, "push"); }
-    else if (what === "back") { go(current - 1, "replace"); }
-    else if (what === "forward") { go(current + 1, "replace"); }
+    else if (what === "back") { go(stepBy(-1), "replace"); }
+    else if (what === "forward") { go(stepBy(1), "replace"); }
     else if (what === "last") { go(last, "push"); }
+    else if (what === "clear-breaks") { breaks = {}; keepBreaks(); render(); }
   });
   q("ex-slider").addEventListener("input", function (evt) { go(evt.target.value, "replace"); });
   q("ex-jump").addEventListener("submit", function (evt) {
@@ -371,8 +437,8 @@
     var t = evt.target;
     if (evt.altKey || evt.ctrlKey || evt.metaKey) { return; }
     if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) { return; }
-    if (evt.key === "ArrowRight") { go(current + 1, "replace"); }
-    else if (evt.key === "ArrowLeft") { go(current - 1, "replace"); }
+    if (evt.key === "ArrowRight") { go(stepBy(1), "replace"); }
+    else if (evt.key === "ArrowLeft") { go(stepBy(-1), "replace"); }
     else if (evt.key === "Home") { go(0, "push"); }
     else if (evt.key === "End") { go(last, "push"); }
     else { return; }

@@ -217,6 +217,58 @@ def test_the_step_is_in_the_url_and_follows_hash_edits_and_back(page_as, live_se
     assert page.url.endswith("#step-1")
 
 
+BREAKS = (
+    "def f(xs):\n    out = []  # hide: out\n    for x in xs:\n        out.append(x * 2)  # break\n"
+    "    return out\n"
+)
+
+
+def test_breakpoints_make_forward_and_back_jump_and_hidden_names_leave_the_frames(
+    page_as, live_server, educator
+):
+    """As in Python Tutor: a line ending in `# break` or a clicked line number is a breakpoint, Forward
+    and Back (and the arrow keys) jump between the steps on such lines, the clicked ones stay in the URL;
+    `# hide: out` leaves `out` out of the frames."""
+    trace = _trace(educator, BREAKS, "f([1, 3, 5])")
+    steps = trace.trace["steps"]
+    on = {n: [i for i, s in enumerate(steps) if s["line"] == n and s["event"] == "line"] for n in (4, 5)}
+    assert len(on[4]) == 3 and len(on[5]) == 1
+    page = _open(page_as(educator), live_server, trace)
+    line = lambda n: page.locator(f'.ex-code li[data-line="{n}"]')  # noqa: E731
+    assert "break" in line(4).get_attribute("class")  # from its comment
+    note = page.locator('[data-testid="ex-breaks"]')
+    assert "Breakpoint on line 4" in note.inner_text() and "Hidden (# hide:): out" in note.inner_text()
+    page.click('[data-testid="ex-forward"]')
+    assert _step(page) == on[4][0]
+    page.keyboard.press("ArrowRight")
+    assert _step(page) == on[4][1]
+    page.click('[data-testid="ex-back"]')
+    assert _step(page) == on[4][0]
+    frame = page.locator('[data-testid="ex-frames"] .ex-frame.active')
+    assert frame.locator('tr[data-name="out"]').count() == 0  # hidden, with the list only it reaches
+    assert frame.locator('tr[data-name="x"]').count() == 1
+    assert page.locator('[data-testid="ex-heap"] .ex-obj').count() == 1  # xs only
+
+    line(5).locator("button.ln").click()  # a second breakpoint, by its line number
+    assert line(5).locator("button.ln").get_attribute("aria-pressed") == "true"
+    assert "Breakpoints on lines 4, 5" in note.inner_text()
+    assert "break=5" in page.url  # the clicked one, not the one the code sets
+    _go(page, on[4][2])
+    page.click('[data-testid="ex-forward"]')
+    assert _step(page) == on[5][0]
+    page.click('[data-testid="ex-forward"]')  # no breakpoint after it: the last step
+    assert _step(page) == len(steps) - 1
+    assert "break=5" in page.locator('[data-testid="ex-present"]').get_attribute("href")
+
+    page.reload()  # the URL keeps the clicked breakpoint
+    assert "break" in line(5).get_attribute("class") and "break" in line(4).get_attribute("class")
+    page.click('[data-testid="ex-breaks-clear"]')
+    assert page.locator(".ex-code li.break").count() == 0 and "break=" not in page.url
+    _go(page, 0)
+    page.click('[data-testid="ex-forward"]')  # no breakpoint: one step
+    assert _step(page) == 1
+
+
 def test_presentation_is_a_url_flag_with_an_exit_and_can_hide_the_result(page_as, live_server, educator):
     trace = _trace(educator, DOUBLE, "f([1, 3])")
     page = _open(page_as(educator), live_server, trace, step=2)
