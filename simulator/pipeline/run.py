@@ -37,7 +37,7 @@ import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from simulator.execution.program import Program
@@ -493,11 +493,9 @@ class _SolveJob(Job):
             repetition=solve.LOOP_STOP,
         )
         codes: dict[int, str] = {}
-        # a long statement leaves the reply less than the settings' budget in the model's context
-        shortened = result.max_tokens if 0 < result.max_tokens < self.settings.max_tokens else None
         for choice in result.choices:
             parsed = solve.parse(choice.text)
-            error = _noting_cut(parsed.error, choice.finish_reason, shortened)
+            error = _noting_cut(parsed.error, choice.finish_reason, self._room(result))
             self.emit(
                 "candidate_done",
                 candidate=choice.index,
@@ -723,8 +721,10 @@ class _SolveJob(Job):
             result = await self.chat(repair.messages(self.problem, code, feedback), n=1, on_delta=on_delta)
         except PromptTooLong as exc:
             return "", RepairParse(submitted=False, error=f"prompt too long: {exc}")
-        text = result.choices[0].text
-        return text, parse_repair(text, code, self.problem.kind)
+        choice = result.choices[0]
+        parsed = parse_repair(choice.text, code, self.problem.kind)
+        error = _noting_cut(parsed.error, choice.finish_reason, self._room(result))
+        return choice.text, replace(parsed, error=error)
 
     async def _ask_fix(
         self, turn: int, code: str, wrong: list[repair.Feedback], candidate: int
@@ -766,7 +766,7 @@ class _SolveJob(Job):
             return "", RepairParse(submitted=False, error=f"prompt too long: {exc}"), {}, None
         if not begun:  # an empty reply: the prefill alone, so that the deltas still add up to the text
             on_delta(0, "")
-        read = [self._read_fix(choice, code) for choice in result.choices]
+        read = [self._read_fix(choice, code, self._room(result)) for choice in result.choices]
         new = [r for r in read if r.parsed.code is not None]
         usable = [r for r in new if r.known is None]
         judged = await self._judge_held(usable, candidate, turn) if len(usable) > 1 else {}
@@ -805,12 +805,17 @@ class _SolveJob(Job):
             tasks = {fix.index: group.create_task(one(fix)) for fix in fixes}
         return {index: task.result() for index, task in tasks.items()}
 
-    def _read_fix(self, choice: Choice, attempt: str) -> _Fix:
+    def _room(self, result: ChatResult) -> int | None:
+        """The reply budget a request's prompt left in the model's context, when less than the settings'
+        (a long statement), for ``_noting_cut``."""
+        return result.max_tokens if 0 < result.max_tokens < self.settings.max_tokens else None
+
+    def _read_fix(self, choice: Choice, attempt: str, room: int | None) -> _Fix:
         """One reply to the guided request: a new program, the attempt again (``REPEATED``) or none."""
         text, parsed = solve.PREFILL + choice.text, solve.parse(choice.text)
         if parsed.code is not None and same_program(parsed.code, attempt, self.problem.kind):
             return _Fix(choice.index, text, RepairParse(submitted=False, error=REPEATED), None)
-        error = _noting_cut(parsed.error, choice.finish_reason)
+        error = _noting_cut(parsed.error, choice.finish_reason, room)
         known = cannot_pass(self.problem, parsed.code) if parsed.code is not None else None
         return _Fix(choice.index, text, RepairParse(submitted=False, code=parsed.code, error=error), known)
 

@@ -603,3 +603,37 @@ def test_a_tie_broken_by_agreement_goes_to_the_program_written_most_often_withou
         assert selected["candidate"] in (1, 2) and selected["agreement"] == [1, 2, 2]
         assert "it is the program written most often (2 of the 3 candidates with code)" in selected["reason"]
         assert server.scored == []  # nothing asked of the model
+
+
+@pytest.mark.parametrize("mode", ["guided", "model"])
+def test_a_repair_reply_cut_by_its_budget_says_so(mode: str) -> None:
+    """As a candidate's does: a fix that ran out of tokens is not a fix the model could not write."""
+    prose = " ".join(f"I cannot do step {i}." for i in range(40))
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[prose])
+    events = run_script(script, k=1, turns=1, seed=0, repair=mode, max_tokens=24)
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    errors = [r["error"] for r in turn["replies"]] if mode == "guided" else [turn["parse_error"]]
+    assert turn["code"] is None and len(errors) == (RunSettings().fix_replies if mode == "guided" else 1)
+    assert all(e.endswith("(the reply hit the token budget)") for e in errors), errors
+    assert of_type(events, "candidate_done")[0].payload["code"] is not None  # the solve reply fit
+
+
+@pytest.mark.parametrize("mode", ["guided", "model"])
+def test_a_repair_reply_cut_because_its_prompt_filled_the_context_says_so(mode: str) -> None:
+    """The repair request holds the problem and the feedback: when that leaves the reply little room in
+    the model's context window, its error names the room, as a candidate's does."""
+    from simulator.prompts import kind_of
+
+    prose = " ".join(f"I cannot do step {i}." for i in range(40))
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[prose])
+    server = FakeModelServer(script)
+    run_script(script, k=1, turns=1, seed=0, repair=mode, server=server)
+    (asked,) = [b["messages"] for b in server.requests if kind_of(b["messages"]) == "repair"]
+    window = sum(len(m["content"]) for m in asked) // 3 + 8 * len(asked) + 20  # as in ChatClient._fit
+    events = run_script(
+        script, k=1, turns=1, seed=0, repair=mode, server=FakeModelServer(script, max_model_len=window)
+    )
+    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
+    errors = [r["error"] for r in turn["replies"]] if mode == "guided" else [turn["parse_error"]]
+    room = "the prompt left room for only 20 tokens in the model's context window"
+    assert errors and all(room in e for e in errors), errors
