@@ -1,4 +1,6 @@
-"""Text that PostgreSQL can store: NUL characters and lone surrogates escaped as Python writes them.
+"""Text that PostgreSQL can store, and text as a browser's form sends it.
+
+Storable text: NUL characters and lone surrogates escaped as Python writes them.
 
 PostgreSQL refuses NUL in ``text`` and ``\\u0000`` in ``jsonb``, and lone surrogates (a program's
 undecodable output, a JSON file's ``\\udc80``) cannot be encoded to UTF-8 at all, so a program that
@@ -18,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django import forms
 from django.db import models
 
 _ODD = re.compile("[\x00\ud800-\udfff]")
@@ -49,3 +52,21 @@ def escape_text_fields(sender: Any, instance: models.Model, **kwargs: Any) -> No
                 cleaned = storable(value)
                 if cleaned != value:
                     setattr(instance, field.attname, cleaned)
+
+
+def typed(text: str) -> str:
+    """Text from a textarea with its line breaks as written: a browser's form submission sends each one
+    as CRLF, and the code, inputs and statements a user types would otherwise reach the model (trained on
+    LF text, docs/results.md section 30) and the pages with a carriage return on every line."""
+    return text.replace("\r\n", "\n")
+
+
+class TypedField(forms.CharField):
+    """A form field for text typed in a textarea (``typed``); whitespace is kept unless ``strip``."""
+
+    def __init__(self, *, strip: bool = False, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 3, "class": "mono"}))
+        super().__init__(strip=strip, **kwargs)
+
+    def to_python(self, value: Any) -> str:
+        return typed(super().to_python(value))

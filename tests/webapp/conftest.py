@@ -148,3 +148,12 @@ def sandbox() -> None:
         run(Program(code="x = 1", stdin=""))
     except SandboxError as exc:
         pytest.skip(f"the sandbox is not available: {exc}")
+
+
+@pytest.fixture
+def no_enqueue(monkeypatch: pytest.MonkeyPatch) -> list:
+    """A test double for the task runner: records the runs (and real executions) it would queue."""
+    queued: list = []
+    monkeypatch.setattr("webapp.runs.runner.enqueue", queued.append)
+    monkeypatch.setattr("webapp.runs.runner.enqueue_real", queued.append)
+    return queued

@@ -1,6 +1,7 @@
 """NUL characters and lone surrogates (issue 11 item 8) in program output, run events and imported
 problems: PostgreSQL refuses both in text and jsonb, so they are stored escaped (``\\x00``, ``\\udc80``,
-as Python writes them), shown, and never fail a save. Against the suite's real PostgreSQL."""
+as Python writes them), shown, and never fail a save. Against the suite's real PostgreSQL. And the
+CRLF line breaks of every textarea a browser submits: stored, run and sent to the model as LF."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from simulator.execution import Program, SandboxError, run
 from webapp.explorer.models import Trace
 from webapp.problems.models import Problem
-from webapp.runs.models import RunEvent
+from webapp.runs.models import Run, RunEvent
 from webapp.runs.record import record_and_publish
 
 ODD = "A\x00B\udc80C"
@@ -69,3 +70,50 @@ def test_the_explorer_saves_a_trace_of_a_program_printing_nul(client, alice):
     assert trace.result["stdout"] == "A\\x00B\n"
     page = client.get(response["Location"]).content.decode()
     assert json.dumps("A\\x00B")[1:-1] in page  # in the page's trace data (json_script)
+
+
+def _typed(text: str) -> str:
+    """``text`` as a browser's form submission sends a textarea's value: every line break as CRLF."""
+    return text.replace("\n", "\r\n")
+
+
+def test_typed_text_keeps_everything_but_the_carriage_returns_of_line_breaks():
+    from webapp.text import TypedField, typed
+
+    assert typed("a\r\n  b\r\n\r\n") == "a\n  b\n\n"
+    assert typed("a\rb\\r\\n") == "a\rb\\r\\n"  # a lone CR, and the four characters \\r\\n, stay
+    assert TypedField(required=False).clean(" x\r\n") == " x\n"  # leading and trailing space kept
+
+
+@pytest.mark.django_db
+def test_what_a_browser_types_reaches_runs_traces_and_problems_with_lf_line_breaks(client, alice, no_enqueue):
+    """Code, stdin, a statement and tests typed in the browser: the model was trained on LF text, and a
+    `# hide:` comment ending in a carriage return was not read by the explorer."""
+    client.force_login(alice)
+    code = "n = int(input())\nprint(n * 2)  # hide: n\n"
+    response = client.post("/simulate/", {"code": _typed(code), "mode": "stdin", "code_input": _typed("4\n")})
+    assert response.status_code == 302
+    run_ = Run.objects.get()
+    assert (run_.code, run_.code_input) == (code, "4\n")
+    client.post("/explorer/", {"code": _typed(code), "mode": "stdin", "call_input": _typed("4\n")})
+    trace = Trace.objects.get()
+    assert (trace.code, trace.call_input, trace.result["stdout"]) == (code, "4\n", "8\n")
+    form = {
+        "title": "Twice",
+        "statement": _typed("Read n.\n\nPrint 2n."),
+        "kind": "stdin",
+        "entry_point": "",
+        "float_tolerance": "",
+        "is_public": "on",
+        "tests-TOTAL_FORMS": "1",
+        "tests-INITIAL_FORMS": "0",
+        "tests-MIN_NUM_FORMS": "0",
+        "tests-MAX_NUM_FORMS": "500",
+        "tests-0-input": _typed("4\n"),
+        "tests-0-output": _typed("8\n"),
+        "tests-0-public": "on",
+    }
+    assert client.post("/problems/new/", form).status_code == 302
+    problem = Problem.objects.get(title="Twice")
+    assert problem.statement == "Read n.\n\nPrint 2n."
+    assert [(t.input, t.output) for t in problem.tests.all()] == [("4\n", "8\n")]

@@ -28,14 +28,15 @@ from webapp.marks import marked_html
 from webapp.problems.models import Problem
 from webapp.runs.models import Run
 from webapp.runs.privacy import shared_for_annotation
+from webapp.text import typed
 
 annotator_required = role_required("annotator")
 staff_required = role_required("staff")
 
 
 def _posted_text(request: HttpRequest, default: str = "") -> str:
-    """A textarea's text with the browser's CRLF line ends back to LF (claims keep their offsets)."""
-    return request.POST.get("text", default).replace("\r\n", "\n")
+    """A textarea's text as typed (claims keep their offsets)."""
+    return typed(request.POST.get("text", default))
 
 
 def _next_url(filters: queue.Filters) -> str:

@@ -8,22 +8,24 @@ from django import forms
 
 from simulator.execution.program import call_errors
 from webapp.limits import code_errors
+from webapp.text import TypedField
 
 
 class ExploreForm(forms.Form):
     title = forms.CharField(required=False, max_length=200)
-    code = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 14, "class": "mono"}))
+    code = TypedField(
+        widget=forms.Textarea(attrs={"rows": 14, "class": "mono"}),
+        help_text="End a line with # break to make it a breakpoint (Forward and Back jump to it); "
+        "a # hide: a, b comment leaves those names out of the frames",
+    )
     mode = forms.ChoiceField(choices=[("call", "call"), ("stdin", "stdin")], initial="call")
-    call_input = forms.CharField(
+    call_input = TypedField(
         required=False,
-        strip=False,
         label="Call or stdin",
-        widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
         help_text="call mode: an expression such as f([3, 1, 2]); stdin mode: the text fed on stdin",
     )
-    model_text = forms.CharField(
+    model_text = TypedField(
         required=False,
-        strip=False,
         label="A model's simulation (optional)",
         widget=forms.Textarea(attrs={"rows": 6, "class": "mono"}),
         help_text="An NLEX text to check claim by claim against the real trace",

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from simulator.benchmarks import FORMATS
 from webapp.problems.models import Problem, TestCase
+from webapp.text import TypedField
 
 
 class ProblemForm(forms.ModelForm):
@@ -16,17 +17,14 @@ class ProblemForm(forms.ModelForm):
         model = Problem
         fields = ["title", "statement", "kind", "entry_point", "float_tolerance", "is_public"]
         widgets = {"statement": forms.Textarea(attrs={"rows": 12})}
+        field_classes = {"statement": TypedField}
         labels = {"is_public": "Public"}
 
 
 class TestCaseForm(forms.ModelForm):
     # Whitespace is data here (a trailing newline on stdout): never strip it.
-    input = forms.CharField(
-        required=False, strip=False, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"})
-    )
-    output = forms.CharField(
-        required=False, strip=False, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"})
-    )
+    input = TypedField(required=False)
+    output = TypedField(required=False)
 
     class Meta:
         model = TestCase

@@ -12,6 +12,7 @@ from django.core.validators import MaxValueValidator
 from simulator.execution.program import call_errors
 from simulator.pipeline.settings import REPAIR_MODES, TIE_BREAKS, RunSettings
 from webapp.limits import code_errors
+from webapp.text import TypedField
 
 
 class SimulateForm(forms.Form):
@@ -19,13 +20,11 @@ class SimulateForm(forms.Form):
         ("stdin", "stdin (the input is fed on standard input)"),
         ("call", "call (the input is an expression)"),
     ]
-    code = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 14, "class": "mono"}))
+    code = TypedField(widget=forms.Textarea(attrs={"rows": 14, "class": "mono"}))
     mode = forms.ChoiceField(choices=MODES, initial="call")
-    code_input = forms.CharField(
+    code_input = TypedField(
         required=False,
-        strip=False,
         label="Input",
-        widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
         help_text="stdin text, or for call mode an expression such as f(3, 'ab')",
     )
     problem = forms.ModelChoiceField(
