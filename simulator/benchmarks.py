@@ -10,13 +10,15 @@ be converted raises ``ProblemError`` naming the offending field.
   becomes a test (the first public, the rest private). Asserts of any other shape are skipped and
   counted in ``extra["skipped_asserts"]``.
 - Code Jam ``{"id", "name", "statement_text", "public_tests", "private_tests", "output_validator_flags"}``:
-  a stdin problem; ``float_tolerance`` comes from the validator flags.
+  a stdin problem; ``float_tolerance`` comes from the validator flags. The statement is the scraped
+  text less the site's copy-button labels (``ICON_LINES``).
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import re
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +174,11 @@ def _tolerance(flags: Any) -> float | None:
     return None
 
 
+# The Code Jam site's download and copy buttons, scraped into every sample of every statement as three
+# lines of icon names ("save_alt", "content_copy", "Copied!"), with the blank lines before each.
+ICON_LINES = re.compile(r"(?:\n[ \t]*)*\n[ \t]*(?:save_alt|content_copy|Copied!)[ \t]*(?=\n|$)")
+
+
 def from_codejam(record: Any) -> Problem:
     record = _require(record, "name", "statement_text")
     tests = []
@@ -185,7 +192,10 @@ def from_codejam(record: Any) -> Problem:
             tests.append({"input": test.get("input"), "output": test.get("output"), "public": public})
     year, round_ = record.get("year", ""), record.get("round", "")
     title = f"{record['name']} (Code Jam {year} {round_})".replace("  ", " ").replace(" )", ")")
-    data = {"title": title, "statement": record["statement_text"], "kind": "stdin", "tests": tests}
+    statement = record["statement_text"]
+    if isinstance(statement, str):
+        statement = ICON_LINES.sub("", statement)
+    data = {"title": title, "statement": statement, "kind": "stdin", "tests": tests}
     tolerance = _tolerance(record.get("output_validator_flags"))
     if tolerance is not None:
         data["float_tolerance"] = tolerance

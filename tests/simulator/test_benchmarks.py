@@ -59,3 +59,17 @@ def test_a_code_jam_statement_is_marked_plain_text() -> None:
     problem = from_codejam(record)
     assert problem.statement == "Since 5*2 ≤ 20, bet 5*2."
     assert problem.extra["statement_format"] == "text" and problem.extra["benchmark"] == "codejam"
+
+
+def test_a_code_jam_statement_loses_the_sites_copy_button_labels() -> None:
+    """Every scraped sample carries the site's button labels as lines of their own; they reached the
+    solve prompt and the page. A word in a sentence stays."""
+    text = (
+        "Sample\n\nSample Input\n\n              save_alt\n\n            content_copy\n\n"
+        "              Copied!\n\n2\n1 2\n\nSample Output\n\n  save_alt\n  content_copy\n  Copied!\n\n"
+        "Case #1: 3\n\nPress content_copy to copy."
+    )
+    record = {"name": "Sum", "statement_text": text, "public_tests": [{"input": "1\n1 2\n", "output": "3\n"}]}
+    assert from_codejam(record).statement == (
+        "Sample\n\nSample Input\n\n2\n1 2\n\nSample Output\n\nCase #1: 3\n\nPress content_copy to copy."
+    )
