@@ -85,7 +85,11 @@ def problem_list(request: HttpRequest) -> HttpResponse:
         "status": status,
         "kept": kept,
     }
-    return render(request, template, context)
+    response = render(request, template, context)
+    if request.headers.get("HX-Request"):  # the address bar shows the filters in use, not "q=&status="
+        shown = "&".join(part for part in (kept, f"page={page.number}" if page.number > 1 else "") if part)
+        response["HX-Push-Url"] = f"{request.path}?{shown}" if shown else request.path
+    return response
 
 
 def problem_export(request: HttpRequest, pk: int) -> HttpResponse:

@@ -80,6 +80,9 @@ def test_a_long_list_comes_a_page_at_a_time_and_the_search_stays_on_every_page(c
     assert 'data-testid="page-next"' in first.content.decode()
     last = client.get("/problems/?page=2")
     assert len(last.context["problems"]) == 11 and problem in last.context["problems"]  # the oldest: last
+    response = client.get("/problems/?q=Imported&source=&page=2", headers={"HX-Request": "true"})
+    assert response["HX-Push-Url"] == "/problems/?q=Imported&page=2"  # the address bar: no empty filter
+    assert client.get("/problems/?q=&source=", headers={"HX-Request": "true"})["HX-Push-Url"] == "/problems/"
     searched = client.get("/problems/?q=Imported", headers={"HX-Request": "true"}).content.decode()
     assert "1–50 of 60" in searched and 'hx-get="?q=Imported&amp;page=2"' in searched
     assert len(client.get("/problems/?q=Imported&page=2").context["problems"]) == 10
