@@ -34,6 +34,7 @@ from simulator.execution.program import Program
 from simulator.llm.client import ChatClient
 from simulator.nlex.verify import Verification
 from simulator.pipeline.events import Event
+from simulator.pipeline.judge import cost
 from simulator.pipeline.run import run
 from simulator.pipeline.settings import REPAIR_MODES, TIE_BREAKS, RunSettings, SettingsError
 from simulator.pipeline.single import simulate_program
@@ -389,6 +390,8 @@ class _SolvePrinter(_RichPrinter):
         mark = "[green]pass[/]" if p["passed"] else "[red]fail[/]"
         where = "public" if p["public"] else "private"
         line = f"real run · test {p['test']} ({where}): {mark} {p['status']}"
+        if spent := cost(p.get("seconds"), p.get("memory_kb"), bool(p.get("traced"))):
+            line += f" · {spent}"
         if p.get("verification"):
             line += f" · simulation {_short(p['verification']['summary'], 200)}"
         self.out.print(line)
@@ -445,8 +448,10 @@ class _SimulatePrinter(_RichPrinter):
 
     def _execution(self, event: Event) -> None:
         p = event.payload
+        spent = cost(p.get("seconds"), p.get("memory_kb"), bool(p.get("traced")))
         self.out.print(
             f"[bold]real run[/]: {p['status']} {_short(p['output'], 200)} {escape(p['message'] or '')}"
+            + (f" ({spent})" if spent else "")
         )
         verification = p.get("verification")
         if verification:

@@ -50,9 +50,11 @@ class LocalExecutor:
 @dataclass(frozen=True)
 class RealRun:
     """One program really run on one input: its status, its output (as judged: stdout or the call's
-    value repr, with the status appended when it failed), whether that counts as ``expected``, and
-    the verification of the NLEX that simulated it (None when there was none). The ``real`` field of
-    ``verdict`` events and the body of ``execution`` events (docs/events.md)."""
+    value repr, with the status appended when it failed), whether that counts as ``expected``, the
+    verification of the NLEX that simulated it (None when there was none), and what the run cost, as
+    a judge reports it: its wall time in seconds (slower when ``traced``: the line tracer ran) and
+    its peak memory. The ``real`` field of ``verdict`` events and the body of ``execution`` events
+    (docs/events.md)."""
 
     status: str
     output: str
@@ -60,6 +62,9 @@ class RealRun:
     passed: bool
     message: str = ""
     verification: dict[str, Any] | None = None
+    seconds: float | None = None
+    memory_kb: int | None = None
+    traced: bool = False
     result: ExecutionResult | None = field(default=None, repr=False, compare=False)  # not in events
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,11 +85,19 @@ async def run_for_real(
 ) -> RealRun:
     """Run ``program`` (traced when there is an NLEX to verify), judge it against ``expected`` and
     verify ``nlex`` against the real trace."""
-    result = await executor.execute(program, trace=trace or bool(nlex))
+    traced = trace or bool(nlex)
+    result = await executor.execute(program, trace=traced)
     output = real_output(kind, result)
     passed = result.status == "ok" and expected is not None and matches(kind, expected, output, tolerance)
     verification = executor.verify(nlex, result, program).to_dict() if nlex else None
-    return RealRun(result.status, output, expected, passed, result.message, verification, result)
+    ran = result.status != "invalid_input"  # a program the sandbox refused or could not start
+    return RealRun(
+        result.status, output, expected, passed, result.message, verification,
+        seconds=round(result.duration_s, 4) if ran else None,
+        memory_kb=result.peak_memory_kb if ran else None,
+        traced=traced and ran,
+        result=result,
+    )  # fmt: skip
 
 
 def program_for(problem: Problem, code: str, test: TestCase) -> Program:

@@ -2,6 +2,10 @@
 public, 1 private)", "Wrong answer on test 2: expected 0, got None", "Runtime error on test 1:
 TypeError: ... (line 3)", "Time limit exceeded on test 3". The first failing test in the problem's
 order decides; a test the reader may not see is named without its input, expected or actual output.
+Beside it, what the program cost, as a judge reports it (Codeforces: the slowest test and the peak
+memory): ``Judgement.cost``. A public test run with the line tracer (to check a simulation against it)
+is slower than the program: the slowest untraced test is reported when there is one, else the traced
+time, marked.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ class Outcome:
     output: str = ""
     expected: str | None = None
     message: str = ""
+    seconds: float | None = None  # None: not run (the sandbox refused it), or run before this was kept
+    memory_kb: int | None = None
+    traced: bool = False
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,7 @@ class Judgement:
     test: int | None = None  # the first failing test
     passed: int = 0
     total: int = 0
+    cost: str = ""  # "slowest test 12 ms · peak memory 9.8 MB"; empty when no test's cost is known
 
     @property
     def short(self) -> str:
@@ -62,10 +70,12 @@ def judge(
     """The verdict over ``outcomes``; the tests in ``hidden`` are named but never shown."""
     ordered = sorted(outcomes, key=lambda o: o.test)
     passed = sum(o.passed for o in ordered)
+    spent = _cost(ordered)
     if ordered and passed == len(ordered):
         public = sum(o.public for o in ordered)
         split = f" ({public} public, {len(ordered) - public} private)" if public < len(ordered) else ""
-        return Judgement("accepted", f"Accepted {passed}/{len(ordered)}{split}", None, passed, len(ordered))
+        headline = f"Accepted {passed}/{len(ordered)}{split}"
+        return Judgement("accepted", headline, None, passed, len(ordered), spent)
     if not ordered:
         return Judgement("none", "Not run on any test")
     first = next(o for o in ordered if not o.passed)
@@ -77,9 +87,38 @@ def judge(
         detail = f": expected {_short(first.expected)}, got {_short(first.output)}"
     else:
         detail = f": {_short(first.message, 120)}" if first.message else ""
-    return Judgement(
-        verdict, f"{where}{detail} ({passed}/{len(ordered)} passed)", first.test, passed, len(ordered)
-    )
+    headline = f"{where}{detail} ({passed}/{len(ordered)} passed)"
+    return Judgement(verdict, headline, first.test, passed, len(ordered), spent)
+
+
+def cost(seconds: float | None, memory_kb: int | None, traced: bool = False) -> str:
+    """One run's cost as a judge shows it: "12 ms · 9.8 MB", "1.25 s (traced)", "" when unknown."""
+    return " · ".join(part for part in (_time(seconds, traced), _memory(memory_kb)) if part)
+
+
+def _time(seconds: float | None, traced: bool = False) -> str:
+    if seconds is None:
+        return ""
+    shown = f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+    return shown + (" (traced)" if traced else "")
+
+
+def _memory(memory_kb: int | None) -> str:
+    return f"{memory_kb / 1024:.1f} MB" if memory_kb is not None else ""
+
+
+def _cost(outcomes: Sequence[Outcome]) -> str:
+    """The slowest test (of the untraced ones when there are any: the tracer slows a program down)
+    and the peak memory over ``outcomes``: "slowest test 12 ms · peak memory 9.8 MB"."""
+    timed = [o for o in outcomes if o.seconds is not None]
+    slowest = max([o for o in timed if not o.traced] or timed, key=lambda o: o.seconds or 0.0, default=None)
+    memory = max((o.memory_kb for o in outcomes if o.memory_kb is not None), default=None)
+    parts = []
+    if slowest is not None:
+        parts.append(f"slowest test {_time(slowest.seconds, slowest.traced)}")
+    if memory is not None:
+        parts.append(f"peak memory {_memory(memory)}")
+    return " · ".join(parts)
 
 
 def _short(text: str | None, limit: int = 60) -> str:

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from simulator.execution.program import Program
 from simulator.pipeline.executor import program_for
-from simulator.pipeline.judge import Judgement, Outcome, judge
+from simulator.pipeline.judge import Judgement, Outcome, cost, judge
 from simulator.pipeline.settings import RunSettings
 from simulator.problem import Problem as CoreProblem
 from simulator.problem import TestCase as CoreTestCase
@@ -365,6 +365,10 @@ class Execution(models.Model):
     message = models.TextField(blank=True)  # why a run failed: "TypeError: ... (line 3)", "wall-clock ..."
     # simulator.nlex.verify.Verification.to_dict() of the NLEX judged on this (public) test, or None
     verification = models.JSONField(null=True, blank=True)
+    # what the run cost (RealRun): wall seconds (slower when traced) and peak memory; None: not run
+    seconds = models.FloatField(null=True, blank=True)
+    memory_kb = models.IntegerField(null=True, blank=True)
+    traced = models.BooleanField(default=False)
 
     @property
     def explorer_link(self) -> str:
@@ -373,8 +377,14 @@ class Execution(models.Model):
     def outcome(self) -> Outcome:
         """This test's real run as the judge reads it (``simulator.pipeline.judge``)."""
         return Outcome(
-            self.test, self.public, self.status, self.passed, self.output, self.expected, self.message
-        )
+            self.test, self.public, self.status, self.passed, self.output, self.expected, self.message,
+            self.seconds, self.memory_kb, self.traced,
+        )  # fmt: skip
+
+    @property
+    def cost(self) -> str:
+        """ "12 ms · 9.8 MB", as a judge shows a test's run."""
+        return cost(self.seconds, self.memory_kb, self.traced)
 
     class Meta:
         ordering = ["candidate", "turn", "-public", "test"]

@@ -268,6 +268,9 @@ def _execution(run: Run, p: dict[str, Any]) -> None:
             "expected": p.get("expected"),
             "message": p.get("message") or "",
             "verification": p.get("verification"),
+            "seconds": p.get("seconds"),
+            "memory_kb": p.get("memory_kb"),
+            "traced": bool(p.get("traced")),
         },
     )
 

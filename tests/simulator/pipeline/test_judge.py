@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simulator.pipeline.judge import Outcome, judge
+from simulator.pipeline.judge import Outcome, cost, judge
 
 OK = [
     Outcome(0, True, "ok", True, "2", "2"),
@@ -50,3 +50,18 @@ def test_the_short_form_is_the_verdict_and_the_count_naming_no_test() -> None:
     assert failing.short == "Wrong answer 2/3"
     assert judge([Outcome(0, True, "timeout", False)]).short == "Time limit exceeded 0/1"
     assert judge([]).short == "Not run on any test"
+
+
+def test_the_cost_is_the_slowest_untraced_test_and_the_peak_memory_as_a_judge_reports_it() -> None:
+    """The line tracer slows a program down: a traced public test's time is not the program's."""
+    outcomes = [
+        Outcome(0, True, "ok", True, "2", "2", seconds=0.4, memory_kb=10_240, traced=True),
+        Outcome(1, False, "ok", True, seconds=0.012, memory_kb=12_800),
+        Outcome(2, False, "ok", True, seconds=0.0034, memory_kb=9_000),
+    ]
+    assert judge(outcomes).cost == "slowest test 12 ms · peak memory 12.5 MB"
+    assert judge(outcomes[:1]).cost == "slowest test 400 ms (traced) · peak memory 10.0 MB"  # all traced
+    slow = Outcome(0, True, "timeout", False, message="limit", seconds=3.2, memory_kb=None)
+    assert judge([slow]).cost == "slowest test 3.20 s" and judge([slow]).verdict == "timeout"
+    assert judge(OK).cost == ""  # rows kept before costs were: nothing is made up
+    assert cost(0.0004, 2048) == "0 ms · 2.0 MB" and cost(None, None) == ""

@@ -43,6 +43,10 @@ def test_a_real_run_records_outputs_and_where_the_nlex_went_wrong(executor, monk
     verdict = next(e.payload for e in of_type(events, "verdict") if e.payload["test"] == 0)
     assert verdict["match"] is False and verdict["real"]["status"] == "ok"
     assert verdict["real"]["output"] == "4\n" and verdict["real"]["passed"] is True
+    assert verdict["real"]["traced"] is True  # its simulation is checked against the trace
+    assert 0 < verdict["real"]["seconds"] < 30 and verdict["real"]["memory_kb"] > 1000  # a process's RSS
+    private = next(e.payload for e in of_type(events, "execution") if not e.payload["public"])
+    assert private["traced"] is False and private["seconds"] > 0 and private["memory_kb"] > 1000
     divergence = verdict["real"]["verification"]["first_divergence"]
     assert divergence["claimed"] == "99" and divergence["actual"] == "2"
     assert events[-1].payload["real"] == {

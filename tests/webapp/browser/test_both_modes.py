@@ -200,6 +200,13 @@ def test_run_for_real_gives_each_program_a_judges_verdict(site, fake_model, page
     assert banners["1"] == "#1: Wrong answer on test 3: expected 0, got None (2/3 passed)"
     assert banners["2"].startswith("#2: Runtime error on test 1: TypeError: unsupported operand")
     assert banners["2"].endswith("(line 3) (0/3 passed)")
+    # What each program cost, as a judge says: its private test ran without the tracer, so its time is
+    # the one reported; each row its own, the public ones marked traced.
+    spent = page.locator('[data-testid="judgement-cost"][data-candidate="0"]').inner_text()
+    assert re.fullmatch(r"Slowest test \d+ ms · peak memory \d+\.\d MB", spent), spent
+    costs = page.locator("#exec-0-0 [data-testid='execution-cost'], #exec-0-2 [data-testid='execution-cost']")
+    assert re.fullmatch(r"\d+ ms \(traced\) · \d+\.\d MB", costs.nth(0).inner_text())
+    assert re.fullmatch(r"\d+ ms · \d+\.\d MB", costs.nth(1).inner_text())
     expected = page.locator('[data-testid="execution-expected"]').all_inner_texts()
     assert expected[:3] == ["2", "6", "0"]  # an expected-output column; the owner sees the private one
     row = page.locator("#exec-0-1 [data-testid='verification']")
@@ -261,7 +268,9 @@ def test_simulate_my_code_on_its_own_and_against_a_problem(site, fake_model, pag
     assert page.locator('[data-testid="predicted"]').first.inner_text() == "7"
     assert page.locator('[data-testid="execution-status"]').first.inner_text() == "ok"
     head = page.locator("#executions .xrow.head span").all_inner_texts()
-    assert head[4:7] == ["output as simulated", "simulated", "output"]  # no expected output to show
+    assert head[4:8] == ["output as simulated", "time · memory", "simulated", "output"]  # no expected one
+    cost = page.locator("#exec-0-0 [data-testid='execution-cost']").inner_text()
+    assert re.fullmatch(r"\d+ ms \(traced\) · \d+\.\d MB", cost), cost  # traced: its simulation is checked
     assert page.locator("#exec-0-0 [data-testid='execution-expected']").inner_text() == "7"
     # Its claims coloured by verdict, as in the explorer, with links to their steps in the trace.
     claims = page.locator('#sim-0-0-0-text [data-testid="claim"]')
