@@ -55,14 +55,22 @@ class RunQuerySet(models.QuerySet["Run"]):
         runs = self.filter(user=user, problem__isnull=False)
         if problem_ids is not None:
             runs = runs.filter(problem_id__in=list(problem_ids))
-        runs = runs.prefetch_related("executions")
-        standing: dict[int, str] = {}
-        for run in runs:
-            judgement = run.final_judgement()
-            if judgement is not None and judgement.verdict == "accepted":
-                standing[run.problem_id] = "accepted"
-            else:
-                standing.setdefault(run.problem_id, "tried")
+        standing = dict.fromkeys(runs.values_list("problem_id", flat=True).distinct(), "tried")
+        # The final program's rows, as ``Run.final_judgement`` reads them (the final candidate's at its
+        # last turn), as plain tuples: a user with thousands of runs has tens of thousands of rows.
+        rows = Execution.objects.filter(run__in=runs, candidate=models.F("run__final_candidate"))
+        final: dict[Any, tuple[int, int, bool]] = {}  # run -> (problem, last turn, all passed there)
+        for run_id, problem_id, turn, passed in rows.values_list(
+            "run_id", "run__problem_id", "turn", "passed"
+        ):
+            _, last, ok = final.get(run_id, (problem_id, -1, True))
+            if turn > last:
+                final[run_id] = (problem_id, turn, passed)
+            elif turn == last:
+                final[run_id] = (problem_id, turn, ok and passed)
+        for problem_id, _, accepted in final.values():
+            if accepted:
+                standing[problem_id] = "accepted"
         return standing
 
 

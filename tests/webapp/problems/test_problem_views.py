@@ -88,6 +88,38 @@ def test_a_long_list_comes_a_page_at_a_time_and_the_search_stays_on_every_page(c
     assert len(client.get("/problems/?q=Imported&page=2").context["problems"]) == 10
 
 
+def test_a_problem_is_solved_by_the_final_programs_rows_at_their_last_turn(alice, problem, make_run):
+    """As ``Run.final_judgement`` reads them: a repaired program that passes solves the problem though
+    its first version failed; one that fails a test does not, though its first version passed; another
+    candidate passing is not the final program."""
+    from webapp.runs.models import Execution, Run
+
+    def run_with(rows, **fields):  # rows: (candidate, turn, passed on each test)
+        run_ = make_run(status=Run.FINISHED, final_candidate=1, **fields)
+        for candidate, turn, passed in rows:
+            for test, ok in enumerate(passed):
+                Execution.objects.create(
+                    run=run_, candidate=candidate, turn=turn, test=test, status="ok", passed=ok
+                )
+        return run_
+
+    fixed, broken, other = (Problem.objects.create(title=t, statement="s", owner=alice) for t in "FBO")
+    run_with([(1, 0, [False, False]), (1, 1, [True, True])], problem=fixed)
+    run_with([(1, 2, [True, False]), (1, 0, [True, True])], problem=broken)
+    run_with([(0, 0, [True, True]), (1, 0, [False, True])], problem=other)
+    run_with([(1, 0, [True, True])])  # the fixture's problem: accepted
+    assert Run.objects.standing(alice) == {
+        fixed.pk: "accepted",
+        broken.pk: "tried",
+        other.pk: "tried",
+        problem.pk: "accepted",
+    }
+    assert Run.objects.standing(alice, [fixed.pk]) == {fixed.pk: "accepted"}
+    for run_ in Run.objects.filter(user=alice):  # the same verdicts as each run's own judgement
+        expected = Run.objects.standing(alice)[run_.problem_id] == "accepted"
+        assert (run_.final_judgement().verdict == "accepted") == expected
+
+
 def test_the_list_marks_the_problems_you_solved_and_tried_as_a_judge_does(
     client, alice, bob, problem, make_run
 ):
