@@ -440,11 +440,19 @@ class _SimulatePrinter(_RichPrinter):
         p = event.payload
         self.out.print()
         if p.get("forced"):
-            self.out.print("[yellow]the narration used its whole budget: the answer was asked for at once[/]")
+            how = (
+                "used its whole budget: the answer was asked for at once"
+                if p.get("cut")
+                else ("stopped before its answer: the answer was asked for after it")
+            )
+            self.out.print(f"[yellow]the narration {how}[/]")
         if p["parse_error"]:
             self.out.print(f"[red]sample {p['sample']}: {escape(p['parse_error'])}[/]")
         else:
             self.out.print(f"[bold]predicted[/] (sample {p['sample']}): {_short(p['predicted'], 200)}")
+        if p.get("copied"):
+            what = "the program's input" if p["copied"] == "input" else "the prompt's example output"
+            self.out.print(f"[yellow]the prediction is {what}: the model may have copied it[/]")
 
     def _execution(self, event: Event) -> None:
         p = event.payload

@@ -344,6 +344,7 @@ class Job:
                 tokens=tokens,
                 cut=cut,
                 forced=forced,
+                copied=simulate.copied(parsed.predicted, input) if call is None else None,
             )
             predictions.append(parsed.predicted)
         return predictions, [reply[0] for reply in replies]

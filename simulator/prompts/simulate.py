@@ -48,9 +48,10 @@ _STDIN_INSTRUCTION = (
 _STDIN_EXAMPLE = (
     "[PYTHON]\nn = int(input())\nfor i in range(n):\n    print(i * i)\n[/PYTHON]\n<input>\n3\n</input>"
 )
+EXAMPLE_OUTPUT = "0\n1\n4\n"  # what the example program prints: a copy of it is not a simulation
 _STDIN_ANSWER = (
     "[THOUGHT] n is read as 3. The loop runs for i = 0, 1, 2 and prints 0, 1 and 4 on separate lines. "
-    "[/THOUGHT]\n<output>\n0\n1\n4\n</output>"
+    f"[/THOUGHT]\n<output>\n{EXAMPLE_OUTPUT}</output>"
 )
 
 
@@ -122,3 +123,17 @@ def answer_ending(expected: str, call: str | None) -> str:
 def answered(text: str, call: str | None) -> bool:
     """Whether a reply has begun its answer (then a cut reply is left as it is)."""
     return ("[ANSWER]" if call is not None else "<output>") in text
+
+
+def copied(predicted: str | None, stdin: str | None) -> str | None:
+    """What a stdin program's predicted output is a copy of, when it is one, token for token:
+    ``"input"`` (the program's own input, given just above the answer) or ``"example"`` (the
+    prompt's example output); None otherwise. A small model copies instead of simulating (section 30
+    of docs/results.md); a program may really print either, so the page says "may have copied"."""
+    if predicted is None or not predicted.split():
+        return None
+    if stdin and predicted.split() == stdin.split():
+        return "input"
+    if predicted.split() == EXAMPLE_OUTPUT.split():
+        return "example"
+    return None

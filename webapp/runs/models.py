@@ -286,6 +286,7 @@ class Simulation(models.Model):
     tokens = models.IntegerField(default=0)
     cut = models.BooleanField(default=False)  # the reply (the narration, if narrated) used its whole budget
     forced = models.BooleanField(default=False)  # the narration ended before its answer, asked for then
+    copied = models.CharField(max_length=10, blank=True)  # a stdin prediction is a copy: "input", "example"
 
     class Meta:
         ordering = ["turn", "candidate", "test", "sample"]

@@ -193,6 +193,7 @@ def _simulation_done(run: Run, p: dict[str, Any]) -> None:
             "tokens": p.get("tokens") or 0,
             "cut": bool(p.get("cut")),
             "forced": bool(p.get("forced")),
+            "copied": p.get("copied") or "",
             "done": True,
         },
     )

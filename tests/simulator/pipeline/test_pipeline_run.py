@@ -637,3 +637,15 @@ def test_a_repair_reply_cut_because_its_prompt_filled_the_context_says_so(mode: 
     errors = [r["error"] for r in turn["replies"]] if mode == "guided" else [turn["parse_error"]]
     room = "the prompt left room for only 20 tokens in the model's context window"
     assert errors and all(room in e for e in errors), errors
+
+
+def test_a_simulation_that_repeats_its_input_says_it_may_be_a_copy() -> None:
+    """A small model echoes a stdin program's input for half the programs (docs/results.md, section 30)."""
+
+    def echo(code: str, stdin: str) -> str:
+        return f"[THOUGHT] [/THOUGHT]\n<output>\n{stdin}"
+
+    events = run_script(PipelineScript(solve=RIGHT, simulate=echo), k=1, turns=0, seed=0)
+    assert [e.payload["copied"] for e in of_type(events, "simulation_done")] == ["input", "input"]
+    events = run_script(PipelineScript(solve=RIGHT, simulate=perfect_simulator), k=1, turns=0, seed=0)
+    assert [e.payload["copied"] for e in of_type(events, "simulation_done")] == [None, None]

@@ -150,3 +150,18 @@ def test_the_ending_scored_for_an_output_is_what_the_narrator_answers_with_it(
     traced = trace_in_process(code, call) if call else trace_in_process(code, stdin=stdin)
     reply = simulate.EMPTY_THOUGHT + answer(traced.trace, program)
     assert reply == simulate.answer_prefill(call) + simulate.answer_ending(expected, call)
+
+
+def test_a_stdin_prediction_that_is_the_input_or_the_prompts_example_is_called_a_copy() -> None:
+    assert simulate.copied("3\n1 2 3\n", "3\n1 2 3\n") == "input"
+    assert simulate.copied("3 1 2 3", "3\n1 2 3\n") == "input"  # token for token, as outputs compare
+    assert (
+        simulate.copied("0\n1\n4\n", "7\n") == "example"
+        and simulate.EXAMPLE_OUTPUT in simulate.stdin_messages("print(1)", "")[2]["content"]
+    )
+    assert simulate.copied("6\n", "3\n1 2 3\n") is None
+    assert (
+        simulate.copied(None, "3\n") is None
+        and simulate.copied("", "") is None
+        and simulate.copied("x", "") is None
+    )

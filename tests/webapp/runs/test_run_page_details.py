@@ -210,3 +210,21 @@ def test_a_forced_answer_says_how_the_narration_ended(client, alice, make_run, c
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert 'data-testid="simulation-forced"' in page and said in page
+
+
+@pytest.mark.parametrize(
+    ("copied", "said"), [("input", "repeats the program's input"), ("example", "example output")]
+)
+def test_a_prediction_that_may_be_a_copy_says_so(client, alice, make_run, copied, said):
+    """The ``simulation_done`` event's ``copied`` is recorded and flagged on the card."""
+    from webapp.runs.record import apply_event
+
+    run = make_run(status="finished", settings={"k": 1, "turns": 0, "sims": 1})
+    Candidate.objects.create(run=run, index=0, code="print(input())\n", done=True)
+    done = {"candidate": 0, "test": 0, "turn": 0, "sample": 0, "text": "<output>\n", "predicted": "5\n"}
+    apply_event(run, "simulation_done", {**done, "tokens": 3, "copied": copied})
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert f'data-copied="{copied}"' in page and said in page
+    apply_event(run, "simulation_done", {**done, "tokens": 3, "copied": None})
+    assert 'data-testid="simulation-copied"' not in client.get(f"/runs/{run.id}/").content.decode()
