@@ -134,6 +134,15 @@ ORACLE_HELP = (
     "points more often than a random pick (95% interval +3.0 to +7.0) (docs/results.md, section 26)."
 )
 
+# Above the Solve form of a problem that reads stdin (docs/results.md, section 30).
+STDIN_NOTE = (
+    "This problem's programs read standard input. The default model's predictions for such programs "
+    "match the real output about 1 time in 20 (6%, against 24.5% for the same functions called "
+    "directly) and repeat the input about half the time, so its pick of a candidate here can be "
+    "little better than a draw; \"Judge by running the public tests\" (under More settings) picks by "
+    "real outputs instead (docs/results.md, section 30)."
+)
+
 
 NARRATE_HELP = (
     "Off by default: the default model predicts outputs better when it answers at once, with a tenth "
@@ -148,6 +157,7 @@ class SolveForm(forms.Form):
     ``MAIN_FIELDS`` are shown; the others wait behind "More settings", each with its measured effect."""
 
     MAIN_FIELDS = ("k", "real")
+    STDIN_NOTE = STDIN_NOTE
 
     k = forms.IntegerField(min_value=1, initial=RunSettings.k, label="Candidates (k)", help_text=K_HELP)
     oracle = forms.BooleanField(
