@@ -440,12 +440,9 @@ class _SimulatePrinter(_RichPrinter):
         p = event.payload
         self.out.print()
         if p.get("forced"):
-            how = (
-                "used its whole budget: the answer was asked for at once"
-                if p.get("cut")
-                else ("stopped before its answer: the answer was asked for after it")
-            )
-            self.out.print(f"[yellow]the narration {how}[/]")
+            how = "used its whole budget" if p.get("cut") else "stopped before its answer"
+            asked = "at once" if p.get("cut") else "after it"
+            self.out.print(f"[yellow]the narration {how}: the answer was asked for {asked}[/]")
         if p["parse_error"]:
             self.out.print(f"[red]sample {p['sample']}: {escape(p['parse_error'])}[/]")
         else:

@@ -139,7 +139,7 @@ STDIN_NOTE = (
     "This problem's programs read standard input. The default model's predictions for such programs "
     "match the real output about 1 time in 20 (6%, against 24.5% for the same functions called "
     "directly) and repeat the input about half the time, so its pick of a candidate here can be "
-    "little better than a draw; \"Judge by running the public tests\" (under More settings) picks by "
+    'little better than a draw; "Judge by running the public tests" (under More settings) picks by '
     "real outputs instead (docs/results.md, section 30)."
 )
 

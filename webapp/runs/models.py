@@ -392,7 +392,7 @@ class Execution(models.Model):
 
     @property
     def cost(self) -> str:
-        """ "12 ms · 9.8 MB", as a judge shows a test's run."""
+        """This test's run as a judge shows it: "12 ms · 9.8 MB"."""
         return cost(self.seconds, self.memory_kb, self.traced)
 
     class Meta:
