@@ -13,11 +13,13 @@ from webapp.text import TypedField
 
 
 class ProblemForm(forms.ModelForm):
+    statement = TypedField(
+        strip=True, widget=forms.Textarea(attrs={"rows": 12}), help_text=Problem.statement.field.help_text
+    )
+
     class Meta:
         model = Problem
         fields = ["title", "statement", "kind", "entry_point", "float_tolerance", "is_public"]
-        widgets = {"statement": forms.Textarea(attrs={"rows": 12})}
-        field_classes = {"statement": TypedField}
         labels = {"is_public": "Public"}
 
 

@@ -382,3 +382,10 @@ def test_the_solve_form_runs_the_code_for_real_by_default(client, alice, problem
         form = {"k": 1, "turns": 0, "sims": 1, "temperature": 0.8, **checked}
         client.post(f"/problems/{problem.pk}/solve/", form)
         assert Run.objects.filter(problem=problem).latest("created_at").settings["real"] is real
+
+
+def test_a_statement_of_blanks_is_asked_for_and_saves_nothing(client, alice):
+    client.force_login(alice)
+    response = client.post("/problems/new/", _form(statement=" \r\n  "))
+    assert response.status_code == 200 and "This field is required." in response.content.decode()
+    assert not Problem.objects.filter(title="Double").exists()
