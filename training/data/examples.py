@@ -27,9 +27,7 @@ path inside the benchmark folder is refused.
 
 from __future__ import annotations
 
-import ast
 import json
-import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -60,33 +58,9 @@ def refuse_benchmarks(path: Path) -> None:
 
 
 def stdin_program(record: SynthRecord, args: str) -> Program:
-    """The record's function as a stdin/stdout script that prints the result, reading its arguments in
-    one of two forms, half each by a stable hash of the program and its input: the argument list on
-    one line, or one argument a line, as a user's stdin program reads several lines (the default
-    model, trained on the first form only, repeats a multi-line input instead of simulating the
-    program: docs/results.md, section 30)."""
-    lines = _one_a_line(args)
-    if lines is None or zlib.crc32(f"{record.id}:{args}".encode()) % 2:
-        code = record.code.rstrip() + STDIN_WRAPPER.format(entry=record.entry_point)
-        return Program(code=code, stdin=args + "\n")
-    names = [f"a{i + 1}" for i in range(len(lines))]
-    reads = "".join(f"{name} = ast.literal_eval(input())\n" for name in names)
-    code = (
-        f"import ast\n\n{record.code.rstrip()}\n\n\n{reads}print({record.entry_point}({', '.join(names)}))\n"
-    )
-    return Program(code=code, stdin="".join(line + "\n" for line in lines))
-
-
-def _one_a_line(args: str) -> list[str] | None:
-    """The literals of an argument list, each as source; None when it has keywords or is not literal."""
-    try:
-        call = ast.parse(f"f({args})", mode="eval").body
-    except SyntaxError:
-        return None
-    if not isinstance(call, ast.Call) or call.keywords or not call.args:
-        return None
-    sources = [ast.unparse(arg) for arg in call.args]
-    return sources if all("\n" not in source for source in sources) else None
+    """The record's function as a stdin/stdout script: reads the argument list, prints the result."""
+    code = record.code.rstrip() + STDIN_WRAPPER.format(entry=record.entry_point)
+    return Program(code=code, stdin=args + "\n")
 
 
 def call_program(record: SynthRecord, args: str) -> Program:
