@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
+from tests.webapp.posts import problem_post
 from webapp.problems.models import Problem
 from webapp.runs.models import Run
 
@@ -107,21 +108,7 @@ def test_number_of_tests(client, alice):
 @override_settings(EXECSIM_MAX_TEST_CHARS=5)
 def test_size_of_a_test_in_the_editor(client, alice):
     client.force_login(alice)
-    data = {
-        "title": "T",
-        "statement": "s",
-        "kind": "stdin",
-        "entry_point": "",
-        "float_tolerance": "",
-        "is_public": "on",
-        "tests-TOTAL_FORMS": "1",
-        "tests-INITIAL_FORMS": "0",
-        "tests-MIN_NUM_FORMS": "0",
-        "tests-MAX_NUM_FORMS": "500",
-        "tests-0-input": "123456",
-        "tests-0-output": "1",
-        "tests-0-public": "on",
-    }
+    data = problem_post([("123456", "1", True)], title="T", statement="s", kind="stdin", entry_point="")
     response = client.post("/problems/new/", data)
     assert response.context["formset"].forms[0].errors["input"] == ["is 6 characters; the limit is 5"]
     assert not Problem.objects.exists()

@@ -11,6 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from simulator.execution import Program, SandboxError, run
+from tests.webapp.posts import problem_post
 from webapp.explorer.models import Trace
 from webapp.problems.models import Problem
 from webapp.runs.models import Run, RunEvent
@@ -98,21 +99,10 @@ def test_what_a_browser_types_reaches_runs_traces_and_problems_with_lf_line_brea
     client.post("/explorer/", {"code": _typed(code), "mode": "stdin", "call_input": _typed("4\n")})
     trace = Trace.objects.get()
     assert (trace.code, trace.call_input, trace.result["stdout"]) == (code, "4\n", "8\n")
-    form = {
-        "title": "Twice",
-        "statement": _typed("Read n.\n\nPrint 2n."),
-        "kind": "stdin",
-        "entry_point": "",
-        "float_tolerance": "",
-        "is_public": "on",
-        "tests-TOTAL_FORMS": "1",
-        "tests-INITIAL_FORMS": "0",
-        "tests-MIN_NUM_FORMS": "0",
-        "tests-MAX_NUM_FORMS": "500",
-        "tests-0-input": _typed("4\n"),
-        "tests-0-output": _typed("8\n"),
-        "tests-0-public": "on",
-    }
+    typed = [(_typed("4\n"), _typed("8\n"), True)]
+    form = problem_post(
+        typed, title="Twice", statement=_typed("Read n.\n\nPrint 2n."), kind="stdin", entry_point=""
+    )
     assert client.post("/problems/new/", form).status_code == 302
     problem = Problem.objects.get(title="Twice")
     assert problem.statement == "Read n.\n\nPrint 2n."

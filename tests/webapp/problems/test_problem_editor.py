@@ -5,31 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.webapp.posts import problem_post as _form
 from webapp.problems.models import Problem
 
 pytestmark = pytest.mark.django_db
-
-
-def _form(tests, **overrides):
-    """A New problem post: ``tests`` is a list of (input, output, public)."""
-    data = {
-        "title": "Double",
-        "statement": "Return twice x.",
-        "kind": "call",
-        "entry_point": "double",
-        "float_tolerance": "",
-        "is_public": "on",
-        "tests-TOTAL_FORMS": str(len(tests)),
-        "tests-INITIAL_FORMS": "0",
-        "tests-MIN_NUM_FORMS": "0",
-        "tests-MAX_NUM_FORMS": "500",
-    }
-    for i, (given, expected, public) in enumerate(tests):
-        data.update({f"tests-{i}-input": given, f"tests-{i}-output": expected})
-        if public:
-            data[f"tests-{i}-public"] = "on"
-    data.update(overrides)
-    return data
 
 
 def _edit_data(problem, **overrides):

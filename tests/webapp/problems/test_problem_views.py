@@ -7,31 +7,17 @@ import re
 
 import pytest
 
+from tests.webapp.posts import problem_post
 from webapp.problems.models import Problem
 
 pytestmark = pytest.mark.django_db
 
 
 def _form(**overrides):
-    data = {
-        "title": "Double",
-        "statement": "Print twice the number. <script>alert(1)</script>",
-        "kind": "stdin",
-        "entry_point": "",
-        "float_tolerance": "",
-        "is_public": "on",
-        "tests-TOTAL_FORMS": "2",
-        "tests-INITIAL_FORMS": "0",
-        "tests-MIN_NUM_FORMS": "0",
-        "tests-MAX_NUM_FORMS": "500",
-        "tests-0-input": "2\n",
-        "tests-0-output": "4\n",
-        "tests-0-public": "on",
-        "tests-1-input": "5\n",
-        "tests-1-output": "10\n",
-    }
-    data.update(overrides)
-    return data
+    """A stdin problem with a public and a private test, as the New problem form posts it."""
+    tests = [("2\n", "4\n", True), ("5\n", "10\n", False)]
+    statement = "Print twice the number. <script>alert(1)</script>"
+    return problem_post(tests, **{"statement": statement, "kind": "stdin", "entry_point": "", **overrides})
 
 
 def test_it_lists_and_searches_problems(client, problem):
