@@ -62,7 +62,9 @@ def queue_page(request: HttpRequest) -> HttpResponse:
         "waiting": waiting.count(),
         "free": waiting.filter(queue.free()).count(),
         "models": AnnotationItem.objects.order_by("model").values_list("model", flat=True).distinct(),
-        "problems": Problem.objects.filter(annotation_items__isnull=False).distinct(),
+        # named with their number and owner: problems of one title (an imported benchmark's, a class's
+        # exercise) are told apart
+        "problems": Problem.objects.filter(annotation_items__isnull=False).distinct().select_related("owner"),
         "next_url": _next_url(filters),
         "claim_minutes": settings.EXECSIM_ANNOTATION_CLAIM_SECONDS // 60,
         "is_staff": staff,

@@ -51,6 +51,17 @@ def test_filters_narrow_the_queue(ann1, items):
     )
 
 
+def test_the_problem_filter_tells_problems_of_one_title_apart(client, ann1, items):
+    right, _ = items
+    problem = right.problem
+    client.force_login(ann1)
+    page = client.get("/annotation/").content.decode()
+    assert (
+        f'<option value="{problem.pk}">{problem.title} (#{problem.pk}, {problem.owner.username})</option>'
+        in page
+    )
+
+
 def test_answers_asked_for_at_once_are_told_from_narrations(client, ann1, items):
     """The app asks for the answer at once by default (an empty thought): such an item holds only an
     answer to correct. The queue says which is which and can leave them out."""
