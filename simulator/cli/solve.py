@@ -390,7 +390,7 @@ class _SolvePrinter(_RichPrinter):
         mark = "[green]pass[/]" if p["passed"] else "[red]fail[/]"
         where = "public" if p["public"] else "private"
         line = f"real run · test {p['test']} ({where}): {mark} {p['status']}"
-        if spent := cost(p.get("seconds"), p.get("memory_kb"), bool(p.get("traced"))):
+        if spent := _cost(p):
             line += f" · {spent}"
         if p.get("verification"):
             line += f" · simulation {_short(p['verification']['summary'], 200)}"
@@ -453,7 +453,7 @@ class _SimulatePrinter(_RichPrinter):
 
     def _execution(self, event: Event) -> None:
         p = event.payload
-        spent = cost(p.get("seconds"), p.get("memory_kb"), bool(p.get("traced")))
+        spent = _cost(p)
         self.out.print(
             f"[bold]real run[/]: {p['status']} {_short(p['output'], 200)} {escape(p['message'] or '')}"
             + (f" ({spent})" if spent else "")
@@ -475,6 +475,11 @@ class _SimulatePrinter(_RichPrinter):
         "run_failed": _RichPrinter._run_failed,
         "run_cancelled": _RichPrinter._run_cancelled,
     }
+
+
+def _cost(real: dict[str, Any]) -> str:
+    """What a real run (an ``execution`` event's payload) cost, as the run page shows it."""
+    return cost(real.get("seconds"), real.get("memory_kb"), bool(real.get("traced")))
 
 
 def _short(value: Any, limit: int = 60) -> str:

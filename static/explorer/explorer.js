@@ -53,7 +53,7 @@
     li.appendChild(el("span", "src", text || " "));
     code.appendChild(li);
   });
-  var commentBreaks = Object.keys(breaks).join(",");  // those the code sets; the URL keeps the others
+  var commented = Object.assign({}, breaks);  // those the code sets; the URL keeps the others
   (new URLSearchParams(window.location.search).get("break") || "").split(",").forEach(function (n) {
     if (Number(n) >= 1 && Number(n) <= lines.length) { breaks[Number(n)] = true; }
   });
@@ -373,8 +373,7 @@
   function keepBreaks() {  // the clicked breakpoints in the URL, so that a link or a reload keeps them
     if (!window.history || !window.history.replaceState) { return; }
     var params = new URLSearchParams(window.location.search);
-    var fromComments = commentBreaks ? commentBreaks.split(",") : [];
-    var extra = breakLines().filter(function (n) { return fromComments.indexOf(String(n)) < 0; });
+    var extra = breakLines().filter(function (n) { return !commented[n]; });
     if (extra.length) { params.set("break", extra.join(",")); } else { params.delete("break"); }
     var search = params.toString();
     window.history.replaceState(null, "", window.location.pathname + (search ? "?" + search : "") + window.location.hash);

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import models
@@ -36,6 +36,16 @@ def explorer_link(run_id: Any, candidate: int, turn: int, test: int) -> str:
     return f"{url}?candidate={candidate}&turn={turn}&test={test}"
 
 
+Row = TypeVar("Row")
+
+
+def at_last_turn(rows: list[Row], turn: Callable[[Row], int]) -> list[Row]:
+    """The final candidate's rows of its last turn run: the final program's (real execution runs the
+    candidate as generated and the final program, ``real.programs_for``). ``rows`` is not empty."""
+    last = max(turn(row) for row in rows)
+    return [row for row in rows if turn(row) == last]
+
+
 class RunQuerySet(models.QuerySet["Run"]):
     def visible_to(self, user: Any) -> QuerySet[Run]:
         """A run is visible to its owner and to staff (others reach it only through its share link)."""
@@ -56,20 +66,16 @@ class RunQuerySet(models.QuerySet["Run"]):
         if problem_ids is not None:
             runs = runs.filter(problem_id__in=list(problem_ids))
         standing = dict.fromkeys(runs.values_list("problem_id", flat=True).distinct(), "tried")
-        # The final program's rows, as ``Run.final_judgement`` reads them (the final candidate's at its
-        # last turn), as plain tuples: a user with thousands of runs has tens of thousands of rows.
+        # The final candidate's rows as plain tuples (a user with thousands of runs has tens of
+        # thousands of rows), read as ``Run.final_judgement`` reads them: those of its last turn.
         rows = Execution.objects.filter(run__in=runs, candidate=models.F("run__final_candidate"))
-        final: dict[Any, tuple[int, int, bool]] = {}  # run -> (problem, last turn, all passed there)
+        by_run: dict[tuple[Any, int], list[tuple[int, bool]]] = {}
         for run_id, problem_id, turn, passed in rows.values_list(
             "run_id", "run__problem_id", "turn", "passed"
         ):
-            _, last, ok = final.get(run_id, (problem_id, -1, True))
-            if turn > last:
-                final[run_id] = (problem_id, turn, passed)
-            elif turn == last:
-                final[run_id] = (problem_id, turn, ok and passed)
-        for problem_id, _, accepted in final.values():
-            if accepted:
+            by_run.setdefault((run_id, problem_id), []).append((turn, passed))
+        for (_, problem_id), results in by_run.items():
+            if all(passed for _, passed in at_last_turn(results, lambda r: r[0])):
                 standing[problem_id] = "accepted"
         return standing
 
@@ -209,8 +215,7 @@ class Run(models.Model):
         rows = [x for x in self.executions.all() if x.candidate == self.final_candidate]
         if not rows:
             return None
-        last = max(x.turn for x in rows)
-        return judge([x.outcome() for x in rows if x.turn == last], (), self.test_label)
+        return judge([x.outcome() for x in at_last_turn(rows, lambda x: x.turn)], (), self.test_label)
 
     def judged_nlex(self, candidate: int, turn: int = 0) -> dict[int, str]:
         """Per public test: the NLEX of the first sample whose prediction the verdict took (else the
