@@ -51,12 +51,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     batch.set_defaults(handler=_batch)
 
 
-def _program_arguments(parser: argparse.ArgumentParser) -> None:
+def _program_arguments(parser: argparse.ArgumentParser, *, timeout: bool = True) -> None:
     parser.add_argument("program", type=Path, metavar="PROGRAM.py")
     how = parser.add_mutually_exclusive_group(required=True)
     how.add_argument("--call", metavar="EXPR", help='the call whose value is the result, e.g. "f(1, 2)"')
-    how.add_argument("--stdin", type=Path, metavar="FILE", help="run as a script reading FILE ('-': stdin)")
-    parser.add_argument("--timeout", type=float, default=None, help="wall-clock limit in seconds (default 3)")
+    how.add_argument(
+        "--stdin", metavar="FILE", help="run as a script reading FILE ('-': this stdin; '': nothing)"
+    )
+    if timeout:
+        parser.add_argument(
+            "--timeout", type=float, default=None, help="wall-clock limit in seconds (default 3)"
+        )
 
 
 # -- reading input ---------------------------------------------------------------------------------
@@ -71,16 +76,24 @@ def _read(path: Path, what: str) -> str:
         raise UsageError(f"cannot read {what} {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
+def _read_stdin(value: str) -> str:
+    """What ``--stdin`` feeds the program: a file's text, this process's stdin for '-', and nothing for
+    '' (a script that only prints)."""
+    return _read(Path(value), "stdin file") if value else ""
+
+
 def _program_from_args(args: argparse.Namespace) -> Program:
+    """The program ``_program_arguments`` describe; refuses (exit 2) code that does not parse, before
+    any work."""
     code = _read(args.program, "program")
     check_parses(code, args.program)
     extra: dict[str, Any] = {}
-    if args.timeout is not None:
+    if getattr(args, "timeout", None) is not None:
         extra["timeout_s"] = args.timeout
     if args.call is not None:
         program = Program(code=code, call=args.call, **extra)
     else:
-        program = Program(code=code, stdin=_read(args.stdin, "stdin file"), **extra)
+        program = Program(code=code, stdin=_read_stdin(args.stdin), **extra)
     problems = program.problems()
     if problems:
         raise UsageError("; ".join(problems))

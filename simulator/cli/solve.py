@@ -29,8 +29,7 @@ from rich.syntax import Syntax
 
 from simulator.cli import EXIT_FAILED, EXIT_OK, UsageError
 from simulator.cli.check import report
-from simulator.cli.execute import check_parses
-from simulator.execution.program import Program
+from simulator.cli.execute import _program_arguments, _program_from_args
 from simulator.llm.client import ChatClient
 from simulator.nlex.verify import Verification
 from simulator.pipeline.events import Event
@@ -103,12 +102,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     simulate = sub.add_parser(
         "simulate", help="let the model simulate a program, then check it against reality"
     )
-    simulate.add_argument("program", type=Path, help="Python source file")
-    what = simulate.add_mutually_exclusive_group(required=True)
-    what.add_argument("--call", help="expression to evaluate after the code, e.g. 'f(1, 2)'")
-    what.add_argument(
-        "--stdin", help="file fed to the program on stdin ('-' reads this stdin; '' feeds it nothing)"
-    )
+    _program_arguments(simulate, timeout=False)
     simulate.add_argument(
         "--sims", type=int, default=1, help="simulations (default 1, greedy; more sample and vote)"
     )
@@ -175,18 +169,7 @@ def _settings(**values: Any) -> RunSettings:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    try:
-        code = args.program.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {args.program}: {exc}") from None
-    check_parses(code, args.program)  # as ``run`` does: never ask the model about code that cannot run
-    if args.call is not None:
-        program = Program(code=code, call=args.call)
-    else:
-        program = Program(code=code, stdin=_read_stdin_file(args.stdin))
-    problems = program.problems()
-    if problems:
-        raise UsageError("; ".join(problems))
+    program = _program_from_args(args)  # as ``run`` reads it: never ask the model about code that cannot run
     settings = _settings(
         k=1, turns=0, sims=args.sims, seed=args.seed, temperature=args.temperature, top_p=args.top_p,
         max_tokens=args.max_tokens, model=args.model, real=True,
@@ -198,15 +181,6 @@ def _simulate(args: argparse.Namespace) -> int:
 
     printer = _JsonPrinter() if args.json else _SimulatePrinter()
     return _drive(main, printer, settings.concurrency)
-
-
-def _read_stdin_file(path: str) -> str:
-    if path in ("", "-"):  # '': a program that reads nothing (a script that only prints)
-        return sys.stdin.read() if path else ""
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
 
 
 # -- driving and printing ------------------------------------------------------------------------

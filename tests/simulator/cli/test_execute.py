@@ -49,6 +49,21 @@ def test_run_summary_and_stdin(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "status: ok" in out and "cba" in out
 
 
+def test_empty_stdin_feeds_nothing_and_random_is_seeded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--stdin ''`` runs a script that reads nothing, as ``execsim simulate`` takes it (it used to be
+    read as the folder '.'); ``random`` is seeded, so two runs print the same number (Python Tutor's
+    deterministic randomness)."""
+    script = tmp_path / "r.py"
+    script.write_text("import random\nprint(random.random())\n")
+    outputs = []
+    for _ in range(2):
+        assert main(["run", str(script), "--stdin", ""]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert "status: ok" in outputs[0] and outputs[0].split("time:")[0] == outputs[1].split("time:")[0]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
