@@ -295,6 +295,13 @@ def test_simulate_my_code_on_its_own_and_against_a_problem(site, fake_model, pag
         page.locator('[data-testid="final-judgement"]').inner_text() == "Accepted 3/3 (2 public, 1 private)"
     )
     assert page.locator("#verdict-0-1").get_attribute("data-match") == "false"  # simulated 7, expected 6
+    # The verdict also heads the page, as a judge shows it; the user's program is never repaired and
+    # cost no tokens, so neither is mentioned.
+    headline = page.locator('[data-testid="run-status"] [data-testid="status-judgement"]')
+    assert headline.inner_text() == "Accepted 3/3 (2 public, 1 private) · the final program"
+    assert page.locator("h2", has_text="Repair turns").count() == 0
+    assert page.locator('[data-testid="repair-off"]').count() == 0
+    assert "tokens" not in page.locator("#cand-0-code").inner_text()
     assert run_export(page, run_url)["settings"]["max_tokens"] == 64
     # The Run for real panel shows the same verdict, live and after a reload; so do the claims.
     assert page.locator('[data-testid="judgement"]').inner_text() == "#0: Accepted 3/3 (2 public, 1 private)"

@@ -263,6 +263,10 @@ def test_when_the_run_ends_its_run_for_real_panel_follows(make_run, sent) -> Non
     panel = html.split('id="run-real"', 1)[1].split("</section>", 1)[0]
     assert 'hx-swap-oob="true"' in panel
     assert "#0</b>: Accepted 3/3 (2 public, 1 private)" in panel
+    # the status panel, swapped at the same time, heads the page with the final program's verdict
+    status = html.split('id="run-status"', 1)[1].split("</section>", 1)[0]
+    assert 'data-testid="status-judgement" data-verdict="accepted"' in status
+    assert "Accepted 3/3 (2 public, 1 private) · " in status
 
 
 def test_the_panel_says_when_a_run_for_real_asked_for_during_the_run_starts(
