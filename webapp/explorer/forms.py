@@ -22,7 +22,8 @@ class ExploreForm(forms.Form):
     call_input = TypedField(
         required=False,
         label="Call or stdin",
-        help_text="call mode: an expression such as f([3, 1, 2]); stdin mode: the text fed on stdin",
+        help_text="call mode: an expression such as f([3, 1, 2]) (blank: the program runs as a script); "
+        "stdin mode: the text fed on stdin",
     )
     model_text = TypedField(
         required=False,
@@ -38,6 +39,8 @@ class ExploreForm(forms.Form):
                 self.add_error(field, message)
         if data.get("mode") == "call":
             data["call_input"] = (data.get("call_input") or "").strip()
-            for message in call_errors(data["call_input"]):
+            if not data["call_input"]:  # a script pasted as it is: run it so, as Python Tutor does
+                data["mode"] = "stdin"
+            for message in call_errors(data["call_input"]) if data["call_input"] else ():
                 self.add_error("call_input", message)
         return data

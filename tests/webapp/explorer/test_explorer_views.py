@@ -66,6 +66,19 @@ def test_a_bad_call_expression_is_a_form_error_and_nothing_is_saved(client, educ
     assert not Trace.objects.exists()
 
 
+def test_a_script_pasted_with_no_call_is_traced_as_it_is(client, educator):
+    """The form opens in call mode; a script with a blank call runs as a script (stdin mode, nothing on
+    stdin), as Python Tutor runs what is pasted, instead of asking for a call."""
+    client.force_login(educator)
+    response = client.post(
+        "/explorer/", {"code": "xs = [1, 2]\nprint(sum(xs))\n", "mode": "call", "call_input": " "}
+    )
+    assert response.status_code == 302
+    trace = Trace.objects.get()
+    assert (trace.mode, trace.call_input, trace.status) == ("stdin", "", "ok")
+    assert trace.result["stdout"] == "3\n"
+
+
 def test_user_code_errors_are_saved_as_data(client, educator):
     client.force_login(educator)
     client.post("/explorer/", {"code": "def f():\n    return 1 / 0\n", "mode": "call", "call_input": "f()"})
