@@ -77,6 +77,7 @@ def test_a_script_pasted_with_no_call_is_traced_as_it_is(client, educator):
     trace = Trace.objects.get()
     assert (trace.mode, trace.call_input, trace.status) == ("stdin", "", "ok")
     assert trace.result["stdout"] == "3\n"
+    assert "script &middot;" in client.get(response["Location"]).content.decode()
 
 
 def test_user_code_errors_are_saved_as_data(client, educator):
