@@ -108,6 +108,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--mix",
         help="shares of the kinds in sft.jsonl, e.g. simulate=0.6,repair=0.25,solve=0.15 (default: all)",
     )
+    data.add_argument(
+        "--near-misses",
+        type=int,
+        default=0,
+        help="also simulate this many near misses of each program that passes its tests: one-node "
+        "mutants that run and fail a test, answered by their own real runs (training.data.near_misses)",
+    )
     data.add_argument("--repair-mutants", type=int, default=1, help="fix examples per program")
     data.add_argument("--repair-attempts", type=int, default=6, help="mutants tried per program")
     data.add_argument(
@@ -420,6 +427,7 @@ def _data(args: argparse.Namespace) -> int:
         write_jsonl,
     )
     from training.data.mix import (
+        NEAR_MISS_SOURCE,
         OWN_FIX_SOURCE,
         OWN_PROGRAM_SOURCE,
         OWN_SOLVE_SOURCE,
@@ -459,7 +467,9 @@ def _data(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise UsageError(f"cannot read {args.programs}: {exc}") from None
-    index = _benchmark_index(args.benchmarks) if "repair" in kinds else {}
+    if args.near_misses < 0 or (args.near_misses and "simulate" not in kinds):
+        raise UsageError("--near-misses is a count of simulated programs: >= 0, with --kinds simulate")
+    index = _benchmark_index(args.benchmarks) if "repair" in kinds or args.near_misses else {}
     _log_config("data", vars(args), args.out)
     counts: dict[str, Any] = {"programs": len(records)}
     built: dict[str, list[dict[str, Any]]] = {}
@@ -477,6 +487,8 @@ def _data(args: argparse.Namespace) -> int:
                 except LLMError as exc:  # the server is down or refuses the request
                     print(f"execsim train data: {exc}", file=sys.stderr)
                     return EXIT_FAILED
+            if args.near_misses:
+                simulated, counts["near_misses"] = _near_misses(records, simulated, args, index)
             built["simulate"] = sft_examples(simulated, styles=styles, narrate=narration, **limit)
             counts["sft_synth"] = len(built["simulate"])
             counts["narration"] = args.narration
@@ -511,6 +523,7 @@ def _data(args: argparse.Namespace) -> int:
     counts["codegen"] = write_jsonl(args.out / "codegen.jsonl", codegen)
     sources = {"solve": OWN_SOLVE_SOURCE} if args.solve_url and "solve" in kinds else {}
     sources |= {"repair": OWN_FIX_SOURCE} if args.fix_url else {}
+    sources |= {"simulate": NEAR_MISS_SOURCE} if args.near_misses else {}
     sources |= {"simulate": OWN_PROGRAM_SOURCE} if args.simulate_url else {}
     card = data_card(built=built, written=sft, shares=shares, seed=args.seed, details=counts, sources=sources)
     (args.out / "data-card.json").write_text(json.dumps(card, indent=2) + "\n")
@@ -531,6 +544,19 @@ def _own_programs(
     checked, _ = passing(records)
     model = ServedModel(args.simulate_url, args.simulate_model)
     return own_programs(checked, model, samples=args.solve_samples, progress=bar)
+
+
+def _near_misses(
+    records: list[Any], simulated: list[Any], args: argparse.Namespace, index: dict[str, str]
+) -> tuple[list[Any], dict[str, Any]]:
+    """--near-misses: beside the programs simulated, near misses of the records that pass their tests
+    (``training.data.near_misses``)."""
+    from training.data.near_misses import near_misses
+    from training.data.problems import passing
+
+    checked, _ = passing(records)
+    near, counts = near_misses(checked, per_program=args.near_misses, seed=args.seed, benchmark_index=index)
+    return [*simulated, *near], counts
 
 
 def _benchmark_index(folder: Path | None) -> dict[str, str]:

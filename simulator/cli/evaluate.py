@@ -67,6 +67,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="mbpp: do not also pick by the likelihood of the expected outputs (one prompt read per "
         "candidate and public test; without it an n=8 run takes about a quarter of the time)",
     )
+    parser.add_argument(
+        "--candidates",
+        type=Path,
+        metavar="RESULTS",
+        help="mbpp: judge the candidates of an earlier run (its results.json) instead of writing new "
+        "ones: two models' judges compared on the same programs (eval-diff --measure sim)",
+    )
     parser.add_argument("--out", type=Path, help="output folder (default ./out/eval-TASK)")
     parser.set_defaults(handler=_eval)
 
@@ -77,6 +84,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "a", type=Path, metavar="A", help="results.json of the reference run (e.g. the base model)"
     )
     diff.add_argument("b", type=Path, metavar="B", help="results.json of the run compared with it")
+    diff.add_argument(
+        "--measure",
+        metavar="WAY",
+        help="mbpp: compare a way of picking (sim, random, sim-agree, oracle...: items[].expected) "
+        "instead of pass@1",
+    )
     diff.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     diff.set_defaults(handler=_eval_diff)
 
@@ -114,6 +127,7 @@ def _eval(args: argparse.Namespace) -> int:
         fixes=args.fixes,
         sims=args.sims,
         likelihood=args.likelihood,
+        candidates=args.candidates,
     )
     module = importlib.import_module(module_name)
     try:
@@ -122,6 +136,8 @@ def _eval(args: argparse.Namespace) -> int:
         raise UsageError(f"--data {args.data}: {exc}") from None
     if not items_check:
         raise UsageError(f"--data {args.data}: no items")
+    if args.candidates is not None:
+        _check_candidates(args, items_check[: args.limit] if args.limit else items_check)
     client = ChatClient(
         config.model_url(),
         config.model_name(),
@@ -154,6 +170,29 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_candidates(args: argparse.Namespace, items: list[dict]) -> None:
+    """--candidates: an mbpp run's results.json with n candidates for every item evaluated."""
+    from simulator.benchmarks import from_mbpp
+    from simulator.evaluation.harness import convert_items
+    from simulator.evaluation.mbpp import given_candidates
+
+    if args.task != "mbpp":
+        raise UsageError("--candidates is for eval mbpp")
+    try:
+        given = given_candidates(args.candidates)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--candidates {args.candidates}: {exc}") from None
+    converted, _ = convert_items(items, from_mbpp)  # the items evaluated: those that are problems
+    for _, item, _ in converted:
+        solved = given.get(str(item["task_id"]))
+        if solved is None or len(solved.codes) != args.n:
+            have = "none" if solved is None else len(solved.codes)
+            raise UsageError(
+                f"--candidates {args.candidates}: item {item['task_id']} needs {args.n} candidates (--n), "
+                f"the file has {have}"
+            )
+
+
 def _eval_diff(args: argparse.Namespace) -> int:
     import json
 
@@ -163,7 +202,7 @@ def _eval_diff(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise UsageError(f"{path}: no such file (give two results.json files from `execsim eval`)")
     try:
-        result = compare_files(args.a, args.b)
+        result = compare_files(args.a, args.b, measure=args.measure)
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"cannot compare {args.a} and {args.b}: {exc}") from None
     print(json.dumps(result.to_dict()) if args.json else result.line())

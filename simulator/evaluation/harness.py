@@ -52,10 +52,12 @@ class EvalSettings:
     fixes: int = RunSettings.fixes  # self-rlef: replies a guided turn samples
     sims: int = 1  # mbpp: simulations per public test (majority vote)
     likelihood: bool = True  # mbpp, k > 1: also pick by the likelihood of the expected outputs
+    candidates: Path | None = None  # mbpp: an earlier run's results.json, whose candidates are judged
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["data"], data["out"] = str(self.data), str(self.out)
+        data["candidates"] = str(self.candidates) if self.candidates else None
         return data
 
 

@@ -60,17 +60,22 @@ for ``likely``, ``sim-likely`` and ``sim-likely-agree``.
 (0 unless the check is wrong); ``extra.sim_matched_by_public_outcome`` how often the simulation
 matched among the candidates that really pass the public test and among those that fail it.
 The simulation gap is ``best@k-oracle - best@k-sim``. ``extra.solve`` reports completion tokens per
-candidate and the share of replies cut by the token limit. A record that cannot become a problem (no
-``assert f(args) == value``) is skipped and listed in ``extra.unconverted``.
+candidate and the share of replies cut by the token limit. With ``--candidates RESULTS`` no solve
+request is sent: the candidates (and their solve figures) are those of an earlier run's results.json,
+so two models judging the same programs compare their judges alone, paired by problem
+(``execsim eval-diff A B --measure sim``), without the noise of fresh samples. A record that cannot
+become a problem (no ``assert f(args) == value``) is skipped and listed in ``extra.unconverted``.
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
+import json
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +186,38 @@ def weigh_by_agreement(logprob: float, agreement: int) -> float:
     return logprob + math.log(agreement) if agreement > 0 else -math.inf
 
 
+@dataclass(frozen=True)
+class Solved:
+    """An item's candidates and what writing them cost: from the solve reply, or (``--candidates``)
+    from an earlier run's record of it, so that two judges can be compared on the same programs."""
+
+    codes: list[str]
+    tokens: int
+    cut: int  # replies that ended at the token limit
+    looped: int  # replies stopped for repeating themselves
+
+    @classmethod
+    def from_reply(cls, reply: Any) -> Solved:
+        codes = [extract_code(text) for text in reply.texts]
+        finish = reply.finish_reasons or [None] * len(codes)
+        cut = sum(reason == "length" for reason in finish)
+        return cls(codes, reply.completion_tokens, cut, sum(reason == "repetition" for reason in finish))
+
+
+def given_candidates(path: Path) -> dict[str, Solved]:
+    """Item id -> its candidates, from an earlier ``eval mbpp`` run's results.json; ValueError when
+    the file is not one."""
+    record = json.loads(Path(path).read_text())
+    if record.get("task") != "mbpp":
+        raise ValueError(f"{path} is not an eval mbpp results.json (task {record.get('task')!r})")
+    return {
+        str(r["id"]): Solved(
+            [c["code"] for c in r["candidates"]], r["solve_tokens"], r["solve_cut"], r["solve_looped"]
+        )
+        for r in record["items"]
+    }
+
+
 def _matched_by_outcome(records: list[dict[str, Any]]) -> dict[str, list[int]]:
     """How often the simulation matched the public test, among the simulated candidates the check
     left that really pass it and that really fail it: ``{"pass": [matched, n], "fail": [matched, n]}``,
@@ -207,12 +244,17 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         sim_params["temperature"] = 0.0
         sim_params.pop("top_p", None)
 
+    given = given_candidates(ctx.settings.candidates) if ctx.settings.candidates else {}
+
     async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
         index, item, problem = entry
         item_id = str(item["task_id"])
-        reply = await ctx.requester.chat(item_id, solve.messages(problem), params)
-        codes = [extract_code(text) for text in reply.texts]
-        fenced = [bool(code) for code in codes]
+        if ctx.settings.candidates:  # the judge alone: an earlier run's candidates, no solve request
+            solved = given[item_id]
+        else:
+            reply = await ctx.requester.chat(item_id, solve.messages(problem), params)
+            solved = Solved.from_reply(reply)
+        codes = solved.codes
         tests = list(item["test_list"])
         public = public_asserts(problem)
         public_tests = [f"assert {expr} == {expected}" for expr, expected in public]
@@ -292,7 +334,6 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             if measure_likelihood
             else {}
         )
-        finish = reply.finish_reasons or [None] * len(codes)
         return {
             "id": item_id,
             "n": len(codes),
@@ -322,10 +363,10 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 "random": sum(real_all[:used]) / used,
                 **by_likelihood,
             },
-            "solve_parsed": fenced,
-            "solve_tokens": reply.completion_tokens,
-            "solve_cut": sum(reason == "length" for reason in finish),
-            "solve_looped": sum(reason == "repetition" for reason in finish),
+            "solve_parsed": [bool(code) for code in codes],
+            "solve_tokens": solved.tokens,
+            "solve_cut": solved.cut,
+            "solve_looped": solved.looped,
             "simulations": len(sim_parsed),
             "simulations_unparsed": sim_parsed.count(False),
         }

@@ -76,9 +76,19 @@ def item_scores(record: dict[str, Any], measure: str | None = None) -> dict[str,
     """Per-item pass@1 (``correct / n``) of a results.json record, keyed by item id; for self-rlef,
     whether the program a run submitted passes every test, public and private (1 or 0: the public
     test alone rewards a function that returns its expected value, which the model learned to write),
-    or with ``measure`` ``REPAIR_REPLIES`` the share of the item's repair replies that are a new
-    program (the issue's "repair parse failures", per reply; items that sent no repair request left
-    out)."""
+    with ``measure`` a way of picking of an mbpp run (``sim``, ``random``, ``sim-agree``...) its
+    expected correctness (``items[].expected``), or with ``measure`` ``REPAIR_REPLIES`` the share of
+    the item's repair replies that are a new program (the issue's "repair parse failures", per reply;
+    items that sent no repair request left out)."""
+    if measure is not None and measure != REPAIR_REPLIES:  # a way of picking, of an mbpp run's items
+        if record.get("task") != "mbpp":
+            raise ValueError(f"--measure {measure} is a way of picking of eval mbpp results")
+        scores = {str(item["id"]): item["expected"].get(measure) for item in record["items"]}
+        if None in scores.values():
+            raise ValueError(
+                f"no way {measure!r} in these results (ways: {', '.join(record['items'][0]['expected'])})"
+            )
+        return scores
     if measure == REPAIR_REPLIES:
         if record.get("task") != "self-rlef":
             raise ValueError(f"{REPAIR_REPLIES} measures self-rlef results, not {record.get('task')!r}")
@@ -146,5 +156,5 @@ def compare(
     )
 
 
-def compare_files(a: Path, b: Path) -> PairedDifference:
-    return compare(json.loads(Path(a).read_text()), json.loads(Path(b).read_text()))
+def compare_files(a: Path, b: Path, measure: str | None = None) -> PairedDifference:
+    return compare(json.loads(Path(a).read_text()), json.loads(Path(b).read_text()), measure=measure)

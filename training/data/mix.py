@@ -45,6 +45,12 @@ OWN_FIX_SOURCE = (
 )
 
 # train data --simulate-url: the simulated programs are the served model's own solve replies
+NEAR_MISS_SOURCE = (
+    "the simulate prompt (simulator.prompts.simulate; --styles) on synthesised programs and, beside "
+    "each, near misses of it (one-node mutants that run and fail a test, --near-misses; "
+    "training.data.near_misses) on the same inputs, each answered by the narration of its own real "
+    "trace (simulator.nlex.narrator)"
+)
 OWN_PROGRAM_SOURCE = (
     "the simulate prompt (simulator.prompts.simulate; --styles) on a served model's own replies to the "
     "solve request of each synthesised problem, passing or not (distinct programs that run without an "
@@ -160,11 +166,9 @@ def card_markdown(card: dict[str, Any]) -> str:
         lines += ["", "Repair: " + ", ".join(f"{k} {v}" for k, v in card["repair"].items())]
     if card.get("solve"):
         lines += ["", "Solve (own solutions): " + ", ".join(f"{k} {v}" for k, v in card["solve"].items())]
-    if card.get("own_programs"):
-        lines += [
-            "",
-            "Simulate (own programs): " + ", ".join(f"{k} {v}" for k, v in card["own_programs"].items()),
-        ]
+    for key, label in (("own_programs", "own programs"), ("near_misses", "near misses")):
+        if card.get(key):
+            lines += ["", f"Simulate ({label}): " + ", ".join(f"{k} {v}" for k, v in card[key].items())]
     lines += ["", "Programs are synthesised (training.synth); no example is drawn from a benchmark file."]
     return "\n".join(lines) + "\n"
 

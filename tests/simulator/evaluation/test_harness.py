@@ -396,6 +396,51 @@ async def test_mbpp_majority_vote_over_sims_and_replies_cut_by_the_limit(tmp_pat
     assert cut["items"][0]["candidates"][1]["passed"]  # the cut reply's code still parses and runs
 
 
+@pytest.mark.asyncio
+async def test_mbpp_judges_an_earlier_runs_candidates_so_two_judges_compare_on_the_same_programs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--candidates``: no solve request, the earlier run's programs and solve figures; a judge that
+    simulates the wrong candidate honestly is compared with one that always answers the expected
+    value, paired by problem on the way ``sim`` (``eval-diff --measure sim``)."""
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS)
+    first = await run(
+        EvalSettings(task="mbpp", data=data, out=tmp_path / "first", n=2, k=2),
+        (mbpp.load, mbpp.evaluate),
+        fake_client(FakeModelServer(_mbpp_responder())),
+    )
+    yes_man = FakeModelServer(lambda body: f"[ANSWER]\nassert {_sim_question(body)[1]} == 3\n[/ANSWER]")
+    given = EvalSettings(
+        task="mbpp",
+        data=data,
+        out=tmp_path / "again",
+        n=2,
+        k=2,
+        candidates=tmp_path / "first" / "results.json",
+    )
+    again = await run(given, (mbpp.load, mbpp.evaluate), fake_client(yes_man))
+
+    assert all(b["messages"][0]["role"] != "system" for b in yes_man.requests)  # no solve request
+    for before, now in zip(first["items"], again["items"], strict=True):
+        assert [c["code"] for c in now["candidates"]] == [c["code"] for c in before["candidates"]]
+        assert now["expected"]["random"] == before["expected"]["random"]
+    assert again["extra"]["solve"] == first["extra"]["solve"]
+    assert again["provenance"]["settings"]["candidates"].endswith("results.json")
+    # triple(1) == 3: the yes-man matches both of triple's candidates, the honest judge only the right one
+    assert [i["expected"]["sim"] for i in again["items"]] == [0.5, 0.5]
+    from simulator.cli import main
+
+    a, b = str(tmp_path / "first" / "results.json"), str(tmp_path / "again" / "results.json")
+    assert main(["eval-diff", a, b, "--measure", "sim"]) == 0
+    assert capsys.readouterr().out.startswith("sim n=2 a=0.750 b=0.500 diff=-0.250")
+    assert main(["eval-diff", a, b, "--measure", "nonsense"]) == 2
+    assert "no way 'nonsense'" in capsys.readouterr().err
+    # the CLI refuses a file that is no mbpp run, or one without n candidates for an item
+    assert main(["eval", "mbpp", "--data", str(data), "--n", "4", "--k", "2", "--candidates", a]) == 2
+    assert "needs 4 candidates (--n), the file has 2" in capsys.readouterr().err
+    assert main(["eval", "cruxeval-o", "--data", str(data), "--candidates", a]) == 2
+
+
 def _interval(failed: int, total: int) -> dict[str, float]:
     from simulator.evaluation.metrics import wilson
 

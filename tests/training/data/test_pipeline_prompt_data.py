@@ -191,6 +191,42 @@ def test_own_programs_are_simulated_as_they_really_run_passing_or_not():
     assert ("p2-own1", "['a',") in answers  # list('abca'), not the reference's ['A', 'B', 'C', 'A']
 
 
+def test_near_misses_run_fail_a_test_and_are_simulated_as_they_really_run(tmp_path):
+    """A near miss of a correct program runs on every test and fails one; its simulate examples ask the
+    same calls as the original's and are answered by its own real runs (another value where it fails)."""
+    from simulator.cli import EXIT_USAGE, main
+    from training.data.examples import answer_at_once, sft_examples
+    from training.data.near_misses import near_misses
+
+    checked, _ = passing(records())
+    near, counts = near_misses(checked, per_program=2, seed=0)
+    assert [r.id for r in near if r.id.startswith("p1")] == ["p1-near1", "p1-near2"]
+    assert counts["kept"] == len(near) and counts["tried"] >= len(near)
+    by_id = {c.record.id: c for c in checked}
+    for record in near:
+        original = by_id[record.id.split("-near")[0]].record
+        assert record.source.startswith("near miss (") and record.code != original.code
+        assert [p.input for p in record.io] == [p.input for p in original.io]
+        values = [sandbox_value(record.code, f"f({p.input})") for p in original.io]
+        assert all(status == "ok" for status, _ in values)  # it runs on every test ...
+        assert [v for _, v in values] != [p.output for p in original.io]  # ... and fails one
+    examples = sft_examples(near, styles=("call",), narrate=answer_at_once)
+    first = next(e for e in examples if e["program_id"] == "p1-near1")
+    call = first["prompt"].split("assert ", 1)[1].split(" == ??")[0]
+    assert first["completion"].rstrip().endswith(f"== {sandbox_value(near[0].code, call)[1]}\n[/ANSWER]")
+
+    # the CLI: near misses beside the programs, counted in the data card; refused without simulate
+    programs = tmp_path / "programs.jsonl"
+    programs.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records()))
+    argv = ["train", "data", "--programs", str(programs), "--narration", "none", "--styles", "call"]
+    assert main([*argv, "--kinds", "simulate", "--near-misses", "1", "--out", str(tmp_path / "d")]) == 0
+    card = json.loads((tmp_path / "d" / "data-card.json").read_text())
+    assert card["near_misses"]["kept"] == 2 and "near misses" in card["kinds"]["simulate"]["source"]
+    rows = [json.loads(line) for line in (tmp_path / "d" / "sft.jsonl").read_text().splitlines()]
+    assert {r["program_id"] for r in rows} == {"p1", "p2", "p1-near1", "p2-near1"}
+    assert main([*argv, "--kinds", "solve", "--near-misses", "1", "--out", str(tmp_path / "x")]) == EXIT_USAGE
+
+
 # Own replies to guided fix requests (FakeModelServer again): junk, a program that raises, one that
 # answers 0 to every test, a wrong one (twice), a right one (and the test adds the attempt again); for
 # p1 the right one is OWN_P1, for p2 every program is wrong (and p2 has one test, so answering one
