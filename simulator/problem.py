@@ -15,6 +15,8 @@ output is a Python literal of the expected return value.
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -56,6 +58,22 @@ class Problem:
     @property
     def private_tests(self) -> tuple[TestCase, ...]:
         return tuple(t for t in self.tests if not t.public)
+
+    def starter_code(self) -> str:
+        """What a judge's editor opens with for a call problem: the entry point's signature, its
+        parameters named as the statement writes the call (``count_vowels(s)``), else ``a, b, ...``
+        counted from the first test's arguments; empty for a stdin problem (a script has no
+        signature to give)."""
+        if self.kind != "call" or not self.entry_point:
+            return ""
+        count = _argument_count(self.tests[0].input) if self.tests else None
+        written = re.search(rf"\b{re.escape(self.entry_point)}\(([^()]*)\)", self.statement)
+        names = (
+            [n.strip() for n in written.group(1).split(",")] if written and written.group(1).strip() else []
+        )
+        if not names or not all(n.isidentifier() for n in names) or count not in (None, len(names)):
+            names = [chr(ord("a") + i) for i in range(min(count or 0, 26))]
+        return f"def {self.entry_point}({', '.join(names)}):\n    pass\n"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -129,6 +147,15 @@ class Problem:
             float_tolerance=tolerance,
         )
         return problem, []
+
+
+def _argument_count(source: str) -> int | None:
+    """How many arguments a call test passes (``[1, 2], 3``: 2); None when they do not parse."""
+    try:
+        call = parse_python(f"f({source})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return len(call.args) + len(call.keywords) if isinstance(call, ast.Call) else None
 
 
 def _text(data: dict[str, Any], name: str, errors: list[ProblemError]) -> str:

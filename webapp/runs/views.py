@@ -70,7 +70,9 @@ def solve(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def simulate(request: HttpRequest) -> HttpResponse:
     asked = request.GET.get("problem", "")  # "Try your own program" on a problem's page
-    initial = {"problem": int(asked)} if asked.isdigit() else {}
+    chosen = Problem.objects.visible_to(request.user).filter(pk=asked).first() if asked.isdigit() else None
+    # as a judge's editor opens: the problem chosen, its function's signature to fill in
+    initial = {"problem": chosen.pk, "code": chosen.to_core().starter_code()} if chosen else {}
     form = SimulateForm(request.POST or None, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:

@@ -268,10 +268,12 @@ def test_a_problems_page_leads_to_trying_your_own_program_on_it(client, alice, b
     assert f'href="/simulate/?problem={problem.pk}" data-testid="try-own-code"' in page
     form = client.get(f"/simulate/?problem={problem.pk}").content.decode()
     assert f'<option value="{problem.pk}" selected>' in form
+    assert "def add_one(a):\n    pass\n</textarea>" in form  # the signature to fill in
     problem.is_public = False
     problem.save()
     client.force_login(bob)
-    assert f'value="{problem.pk}"' not in client.get(f"/simulate/?problem={problem.pk}").content.decode()
+    form = client.get(f"/simulate/?problem={problem.pk}").content.decode()
+    assert f'value="{problem.pk}"' not in form and "add_one" not in form
     assert '<option value="" selected>' in client.get("/simulate/?problem=abc").content.decode()  # none
 
 
