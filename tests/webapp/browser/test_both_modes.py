@@ -302,6 +302,12 @@ def test_simulate_my_code_on_its_own_and_against_a_problem(site, fake_model, pag
     assert page.locator("h2", has_text="Repair turns").count() == 0
     assert page.locator('[data-testid="repair-off"]').count() == 0
     assert "tokens" not in page.locator("#cand-0-code").inner_text()
+    judged = page.locator(
+        '[data-testid="selected"]'
+    )  # one program: nothing picked, what the model made of it
+    assert judged.locator("h2").inner_text() == "The model's judgement of your program"
+    assert judged.locator('[data-testid="selected-candidate"]').count() == 0
+    assert "matched 1 of 2 public tests" in judged.locator('[data-testid="selected-reason"]').inner_text()
     assert run_export(page, run_url)["settings"]["max_tokens"] == 64
     # The Run for real panel shows the same verdict, live and after a reload; so do the claims.
     assert page.locator('[data-testid="judgement"]').inner_text() == "#0: Accepted 3/3 (2 public, 1 private)"
