@@ -5,7 +5,8 @@
 // with SVG arrows from each reference to its object, so aliasing shows.
 // Breakpoints and hidden names, as in Python Tutor: a line ending in `# break`, or whose number is
 // clicked, is a breakpoint, and while there is one Forward and Back (and the arrow keys) jump to the
-// next or previous step on such a line (the clicked ones are kept in the URL, ?break=3,7); names listed
+// next or previous step on such a line (once they differ from the comments' they are kept in the URL,
+// ?break=3,7, and ?break= for none); names listed
 // in a `# hide: a, b` comment are left out of the frames, with the objects only they reach.
 // No dependencies; keys: Left/Right (back/forward), Home/End (first/last). Any element with
 // data-step="N" (a checked claim, a divergence link) jumps to step N when clicked. On permalinks the
@@ -53,10 +54,14 @@
     li.appendChild(el("span", "src", text || " "));
     code.appendChild(li);
   });
-  var commented = Object.assign({}, breaks);  // those the code sets; the URL keeps the others
-  (new URLSearchParams(window.location.search).get("break") || "").split(",").forEach(function (n) {
-    if (Number(n) >= 1 && Number(n) <= lines.length) { breaks[Number(n)] = true; }
-  });
+  var commented = breakLines().join(",");  // those the code sets; ?break= holds the set once it differs
+  var asked = new URLSearchParams(window.location.search).get("break");  // "" : none at all
+  if (asked !== null) {
+    breaks = {};
+    asked.split(",").forEach(function (n) {
+      if (Number(n) >= 1 && Number(n) <= lines.length) { breaks[Number(n)] = true; }
+    });
+  }
 
   // -- replaying the trace ----------------------------------------------------------------------
 
@@ -346,7 +351,7 @@
     var kept = new URLSearchParams(window.location.search).get("break");
     Array.prototype.forEach.call(presentLinks, function (a) {
       var params = new URLSearchParams(a.getAttribute("data-base").replace(/^\?/, ""));
-      if (kept) { params.set("break", kept); }
+      if (kept !== null) { params.set("break", kept); }
       var search = params.toString();
       a.setAttribute("href", "?" + search + "#step-" + current);
     });
@@ -370,11 +375,12 @@
     render();
   }
 
-  function keepBreaks() {  // the clicked breakpoints in the URL, so that a link or a reload keeps them
+  function keepBreaks() {  // the breakpoints in the URL once they differ from the code's, so that a
+    // link or a reload keeps them, a comment's cleared one included (?break= : none)
     if (!window.history || !window.history.replaceState) { return; }
     var params = new URLSearchParams(window.location.search);
-    var extra = breakLines().filter(function (n) { return !commented[n]; });
-    if (extra.length) { params.set("break", extra.join(",")); } else { params.delete("break"); }
+    var set = breakLines().join(",");
+    if (set === commented) { params.delete("break"); } else { params.set("break", set); }
     var search = params.toString();
     window.history.replaceState(null, "", window.location.pathname + (search ? "?" + search : "") + window.location.hash);
   }

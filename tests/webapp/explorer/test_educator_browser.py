@@ -227,7 +227,8 @@ def test_breakpoints_make_forward_and_back_jump_and_hidden_names_leave_the_frame
     page_as, live_server, educator
 ):
     """As in Python Tutor: a line ending in `# break` or a clicked line number is a breakpoint, Forward
-    and Back (and the arrow keys) jump between the steps on such lines, the clicked ones stay in the URL;
+    and Back (and the arrow keys) jump between the steps on such lines; once they differ from the code's
+    comments the set stays in the URL (a comment's cleared one too);
     `# hide: out` leaves `out` out of the frames."""
     trace = _trace(educator, BREAKS, "f([1, 3, 5])")
     steps = trace.trace["steps"]
@@ -252,18 +253,27 @@ def test_breakpoints_make_forward_and_back_jump_and_hidden_names_leave_the_frame
     line(5).locator("button.ln").click()  # a second breakpoint, by its line number
     assert line(5).locator("button.ln").get_attribute("aria-pressed") == "true"
     assert "Breakpoints on lines 4, 5" in note.inner_text()
-    assert "break=5" in page.url  # the clicked one, not the one the code sets
+    assert "break=4%2C5" in page.url  # the set, once it differs from the one the code sets
     _go(page, on[4][2])
     page.click('[data-testid="ex-forward"]')
     assert _step(page) == on[5][0]
     page.click('[data-testid="ex-forward"]')  # no breakpoint after it: the last step
     assert _step(page) == len(steps) - 1
-    assert "break=5" in page.locator('[data-testid="ex-present"]').get_attribute("href")
+    assert "break=4%2C5" in page.locator('[data-testid="ex-present"]').get_attribute("href")
 
     page.reload()  # the URL keeps the clicked breakpoint
     assert "break" in line(5).get_attribute("class") and "break" in line(4).get_attribute("class")
+    line(4).locator("button.ln").click()  # the comment's breakpoint cleared: that holds too
+    assert page.url.endswith("?break=5") or "?break=5#" in page.url
+    page.reload()
+    assert "break" not in (line(4).get_attribute("class") or "") and "break" in line(5).get_attribute("class")
+    line(5).locator("button.ln").click()
+    line(4).locator("button.ln").click()
+    assert "break=" not in page.url  # back to what the code sets: nothing to keep
     page.click('[data-testid="ex-breaks-clear"]')
-    assert page.locator(".ex-code li.break").count() == 0 and "break=" not in page.url
+    assert page.locator(".ex-code li.break").count() == 0 and "?break=" in page.url  # none, kept
+    page.reload()
+    assert page.locator(".ex-code li.break").count() == 0
     _go(page, 0)
     page.click('[data-testid="ex-forward"]')  # no breakpoint: one step
     assert _step(page) == 1
