@@ -18,10 +18,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from simulator import config
 from simulator.cli import EXIT_FAILED, UsageError
+from simulator.cli.solve import repair_arguments, sims_argument
 from simulator.evaluation import TASKS, cruxeval
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
-from simulator.pipeline.settings import INT_RANGES, REPAIR_MODES, RunSettings
+from simulator.pipeline.settings import INT_RANGES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,25 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (default 8)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--turns", type=int, default=2, help="self-rlef: repair turns (default 2)")
-    parser.add_argument(
-        "--repair",
-        choices=REPAIR_MODES,
-        default=RunSettings.repair,
-        help="self-rlef: who decides a repair turn (default %(default)s; model: the paper's scaffold)",
-    )
-    parser.add_argument(
-        "--fixes",
-        type=int,
-        default=RunSettings.fixes,
-        help="self-rlef: replies a guided repair turn samples (default %(default)s; one at temperature 0)",
-    )
-    parser.add_argument(
-        "--sims",
-        type=int,
-        default=1,
-        help="mbpp, self-rlef: simulations per public test, majority vote (default 1, greedy; more "
-        "sample at --temperature, default 0.8)",
-    )
+    repair_arguments(parser, scope="self-rlef: ")
+    sims_argument(parser, scope="mbpp, self-rlef: ")
     parser.add_argument(
         "--no-likelihood",
         dest="likelihood",

@@ -54,28 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="repair turns at most (default %(default)s: repair does not raise the hidden-test score "
         "today, docs/results.md)",
     )
-    solve.add_argument(
-        "--repair",
-        choices=REPAIR_MODES,
-        default=RunSettings.repair,
-        help="who decides each repair turn (default %(default)s): guided, the simulation decides whether "
-        "to repair, the model writes a new program told which public tests the attempt got wrong, and "
-        "a fix is kept only if it matches more public tests; "
-        "model, the paper's scaffold (the model answers #SUBMIT or a fix)",
-    )
-    solve.add_argument(
-        "--fixes",
-        type=int,
-        default=RunSettings.fixes,
-        help="replies a guided repair turn samples (default %(default)s; one at temperature 0): of the "
-        "new programs not known to fail, the one whose verdicts match the most public tests is the fix",
-    )
-    solve.add_argument(
-        "--sims",
-        type=int,
-        default=RunSettings.sims,
-        help="simulations per test (default 1, greedy; more sample at --temperature and vote)",
-    )
+    repair_arguments(solve)
+    sims_argument(solve)
     solve.add_argument(
         "--ties",
         choices=TIE_BREAKS,
@@ -103,11 +83,42 @@ def register(sub: argparse._SubParsersAction) -> None:
         "simulate", help="let the model simulate a program, then check it against reality"
     )
     _program_arguments(simulate, timeout=False)
-    simulate.add_argument(
-        "--sims", type=int, default=1, help="simulations (default 1, greedy; more sample and vote)"
-    )
+    sims_argument(simulate)
     _sampling(simulate, temperature=0.0)
     simulate.set_defaults(handler=_simulate)
+
+
+def repair_arguments(parser: argparse.ArgumentParser, scope: str = "") -> None:
+    """--repair and --fixes, as ``execsim solve`` and ``execsim eval`` (``scope``: the tasks that read
+    them there, "self-rlef: ") take them, with RunSettings' defaults."""
+    parser.add_argument(
+        "--repair",
+        choices=REPAIR_MODES,
+        default=RunSettings.repair,
+        help=f"{scope}who decides each repair turn (default %(default)s): guided, the simulation decides "
+        "whether to repair, the model writes a new program told which public tests the attempt got "
+        "wrong, and a fix is kept only if it matches more public tests; model, the paper's scaffold "
+        "(the model answers #SUBMIT or a fix)",
+    )
+    parser.add_argument(
+        "--fixes",
+        type=int,
+        default=RunSettings.fixes,
+        help=f"{scope}replies a guided repair turn samples (default %(default)s; one at temperature 0): "
+        "of the new programs not known to fail, the one whose verdicts match the most public tests is "
+        "the fix",
+    )
+
+
+def sims_argument(parser: argparse.ArgumentParser, scope: str = "") -> None:
+    """--sims, as ``execsim solve``, ``simulate`` and ``eval`` take it (``scope`` as above)."""
+    parser.add_argument(
+        "--sims",
+        type=int,
+        default=RunSettings.sims,
+        help=f"{scope}simulations per test (default %(default)s, greedy; more sample at --temperature "
+        "and vote)",
+    )
 
 
 def _sampling(parser: argparse.ArgumentParser, temperature: float) -> None:
