@@ -254,6 +254,11 @@ class _RichPrinter(_Printer):
     def _run_failed(self, event: Event) -> None:
         p = event.payload
         self.err.print(f"[bold red]run failed[/] ({p['error']}): {escape(p['message'])}")
+        if p["error"] == "model_unavailable":  # what a new user does next
+            self.err.print(
+                "start the default model with `execsim model serve` (it prints READY), or point "
+                "EXECSIM_MODEL_URL and EXECSIM_MODEL_NAME at a running server"
+            )
 
     def _run_cancelled(self, event: Event) -> None:
         self.err.print(f"[yellow]run cancelled[/]: {escape(event.payload['reason'])}")

@@ -167,6 +167,8 @@ def test_solve_exits_1_when_the_server_is_down(monkeypatch, capsys, tmp_path) ->
     events = json_lines(captured.out)
     assert events[-1]["type"] == "run_failed" and events[-1]["payload"]["error"] == "model_unavailable"
     assert f"model server at http://127.0.0.1:{port}/v1 is not reachable" in events[-1]["payload"]["message"]
+    assert main(["solve", str(SQUARE)]) == 1  # read by a person: what to do next
+    assert "start the default model with `execsim model serve`" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
