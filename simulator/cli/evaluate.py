@@ -22,6 +22,7 @@ from simulator.cli.solve import repair_arguments, sims_argument
 from simulator.evaluation import TASKS, cruxeval
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
+from simulator.llm.errors import LLMUnavailable
 from simulator.pipeline.settings import INT_RANGES
 
 
@@ -147,6 +148,8 @@ def _eval(args: argparse.Namespace) -> int:
             record = asyncio.run(go())
         except Exception as exc:  # the server went away, or answered garbage: say so, keep the cache
             console.print(f"[red]eval failed:[/] {type(exc).__name__}: {exc}")
+            if isinstance(exc, LLMUnavailable):
+                console.print(LLMUnavailable.HINT)
             console.print(f"rerun the same command to resume from {settings.out / 'requests.jsonl'}")
             return EXIT_FAILED
     console.print(f"wrote {settings.out}/results.json, report.md, plots")

@@ -31,6 +31,7 @@ from simulator.cli import EXIT_FAILED, EXIT_OK, UsageError
 from simulator.cli.check import report
 from simulator.cli.execute import _program_arguments, _program_from_args
 from simulator.llm.client import ChatClient
+from simulator.llm.errors import LLMUnavailable
 from simulator.nlex.verify import Verification
 from simulator.pipeline.events import Event
 from simulator.pipeline.judge import cost
@@ -254,11 +255,8 @@ class _RichPrinter(_Printer):
     def _run_failed(self, event: Event) -> None:
         p = event.payload
         self.err.print(f"[bold red]run failed[/] ({p['error']}): {escape(p['message'])}")
-        if p["error"] == "model_unavailable":  # what a new user does next
-            self.err.print(
-                "start the default model with `execsim model serve` (it prints READY), or point "
-                "EXECSIM_MODEL_URL and EXECSIM_MODEL_NAME at a running server"
-            )
+        if p["error"] == "model_unavailable":
+            self.err.print(LLMUnavailable.HINT)
 
     def _run_cancelled(self, event: Event) -> None:
         self.err.print(f"[yellow]run cancelled[/]: {escape(event.payload['reason'])}")

@@ -14,6 +14,12 @@ class LLMError(Exception):
 class LLMUnavailable(LLMError):
     """The server cannot be reached or keeps failing (connection refused, 5xx after retries)."""
 
+    # what a person at a command line does next
+    HINT = (
+        "start the default model with `execsim model serve` (it prints READY), or point "
+        "EXECSIM_MODEL_URL and EXECSIM_MODEL_NAME at a running server"
+    )
+
 
 class LLMTimeout(LLMUnavailable):
     """The server accepted the request but did not answer in time."""

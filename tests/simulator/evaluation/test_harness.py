@@ -469,6 +469,23 @@ def test_cli_rejects_bad_arguments(tmp_path: Path) -> None:
     assert main(["eval", "cruxeval-o", "--data", str(tmp_path / "missing.jsonl")]) == 2
 
 
+def test_cli_says_what_to_do_when_the_server_is_down(tmp_path: Path, monkeypatch, capsys) -> None:
+    import socket
+
+    from simulator.cli import EXIT_FAILED, main
+    from simulator.llm.errors import LLMUnavailable
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens there once the socket is closed
+    monkeypatch.setenv("EXECSIM_MODEL_URL", f"http://127.0.0.1:{port}/v1")
+    data = write_jsonl(tmp_path / "d.jsonl", CRUX)
+    assert main(["eval", "cruxeval-o", "--data", str(data), "--out", str(tmp_path / "out")]) == EXIT_FAILED
+    said = " ".join(capsys.readouterr().err.split())
+    assert "not reachable" in said and " ".join(LLMUnavailable.HINT.split()) in said
+    assert "rerun the same command to resume" in said
+
+
 def _eval_cli(server: Any, out: Path, limit: int) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "EXECSIM_MODEL_URL": server.url, "EXECSIM_MODEL_NAME": server.model_name}
     data = BENCHMARKS / "cruxeval" / "dev.jsonl"
