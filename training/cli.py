@@ -488,7 +488,9 @@ def _data(args: argparse.Namespace) -> int:
                     print(f"execsim train data: {exc}", file=sys.stderr)
                     return EXIT_FAILED
             if args.near_misses:
+                bar("near misses (sandbox)", 0, 1)
                 simulated, counts["near_misses"] = _near_misses(records, simulated, args, index)
+                bar("near misses (sandbox)", 1, 1)
             built["simulate"] = sft_examples(simulated, styles=styles, narrate=narration, **limit)
             counts["sft_synth"] = len(built["simulate"])
             counts["narration"] = args.narration
