@@ -160,7 +160,8 @@ def _verdict_cell(verdict: Verdict, real: dict[str, Any] | None) -> str:
 
 
 def _selected(run: Run, p: dict[str, Any]) -> list[Part]:
-    badges = [_partial("candidate_badge.html", cand=c, c=c.index) for c in Candidate.objects.filter(run=run)]
+    cands = Candidate.objects.filter(run=run)
+    badges = [_partial("candidate_badge.html", cand=c, c=c.index, run=run) for c in cands]
     return [_partial("selected.html", run=run), *badges]
 
 

@@ -302,6 +302,7 @@ def test_simulate_my_code_on_its_own_and_against_a_problem(site, fake_model, pag
     assert page.locator("h2", has_text="Repair turns").count() == 0
     assert page.locator('[data-testid="repair-off"]').count() == 0
     assert "tokens" not in page.locator("#cand-0-code").inner_text()
+    assert page.locator("#cand-0-badge").inner_text() == "score 1"  # no "selected": nothing was picked
     judged = page.locator(
         '[data-testid="selected"]'
     )  # one program: nothing picked, what the model made of it
