@@ -39,8 +39,9 @@ class ExploreForm(forms.Form):
                 self.add_error(field, message)
         if data.get("mode") == "call":
             data["call_input"] = (data.get("call_input") or "").strip()
-            if not data["call_input"]:  # a script pasted as it is: run it so, as Python Tutor does
+            if data["call_input"]:
+                for message in call_errors(data["call_input"]):
+                    self.add_error("call_input", message)
+            else:  # a script pasted as it is: run it so, as Python Tutor does
                 data["mode"] = "stdin"
-            for message in call_errors(data["call_input"]) if data["call_input"] else ():
-                self.add_error("call_input", message)
         return data
