@@ -63,6 +63,32 @@
     });
   }
 
+  // Functions and classes as Python Tutor shows them: `function build(items, key=None)`, its parameters
+  // read from the code's one `def` of that name (left out when there are several or none), and
+  // `class Point`; the Python repr stays in the cell's tooltip.
+  var signatures = {};
+  var defs = /\bdef\s+(\w+)\s*\(/g, found;
+  var text = lines.join("\n");
+  while ((found = defs.exec(text)) !== null) {
+    var depth = 1, at = defs.lastIndex;
+    while (at < text.length && depth > 0) {
+      if (text[at] === "(") { depth++; } else if (text[at] === ")") { depth--; }
+      at++;
+    }
+    var params = text.slice(defs.lastIndex, at - 1).replace(/#[^\n]*/g, "").replace(/\s+/g, " ").trim();
+    signatures[found[1]] = has(signatures, found[1]) && signatures[found[1]] !== params ? null : params;
+  }
+  function shown(value) {
+    var fn = /^<function (?:[\w.<>]*\.)?([\w<>]+) at 0x\.\.\.>$/.exec(value.repr);
+    if (value.type === "function" && fn) {
+      var sig = has(signatures, fn[1]) ? signatures[fn[1]] : null;
+      return "function " + fn[1] + (sig === null ? "" : "(" + sig.replace(/,$/, "") + ")");
+    }
+    var cls = /^<class '(?:__main__\.)?([\w.]+)'>$/.exec(value.repr);
+    if (value.type === "type" && cls) { return "class " + cls[1]; }
+    return value.repr;
+  }
+
   // -- replaying the trace ----------------------------------------------------------------------
 
   function stateAt(n) {
@@ -106,7 +132,7 @@
     var where = s["function"] + ", line " + s.line;
     if (s.event === "call") { return "call: " + s["function"] + " starts (line " + s.line + ")"; }
     if (s.event === "return") {
-      return "return from " + s["function"] + (s.value ? " \u2192 " + s.value.repr : " (unwinding an exception)");
+      return "return from " + s["function"] + (s.value ? " \u2192 " + shown(s.value) : " (unwinding an exception)");
     }
     if (s.event === "exception") { return "exception in " + where + ": " + (s.value ? s.value.repr : ""); }
     return where + " is about to run";
@@ -123,8 +149,8 @@
 
   function cellNode(cell) {  // a cell of a view: a value or a reference
     if (cell && has(cell, "ref")) { return pointer(cell.ref); }
-    var span = el("span", "ex-val", cell ? cell.repr : "");
-    if (cell) { span.title = cell.type; }
+    var span = el("span", "ex-val", cell ? shown(cell) : "");
+    if (cell) { span.title = cell.type + (shown(cell) === cell.repr ? "" : ": " + cell.repr); }
     return span;
   }
 
@@ -180,7 +206,7 @@
         tr.appendChild(el("th", "", name));
         var td = el("td", "value");
         if (has(f.refs, name)) { td.appendChild(pointer(f.refs[name])); td.title = value.repr; }
-        else { td.textContent = value.repr; }
+        else { td.textContent = shown(value); td.title = value.repr; }
         tr.appendChild(td);
         tr.appendChild(el("td", "type", value.type));
         table.appendChild(tr);
@@ -191,7 +217,7 @@
         ret.appendChild(el("th", "", "Return value"));
         var cell = el("td", "value");
         if (s.refs && has(s.refs, "return")) { cell.appendChild(pointer(s.refs["return"])); cell.title = s.value.repr; }
-        else { cell.textContent = s.value.repr; }
+        else { cell.textContent = shown(s.value); cell.title = s.value.repr; }
         ret.appendChild(cell);
         ret.appendChild(el("td", "type", s.value.type));
         table.appendChild(ret);

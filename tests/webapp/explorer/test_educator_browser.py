@@ -83,6 +83,29 @@ def test_objects_are_drawn_with_arrows_so_aliasing_and_attributes_show(page_as, 
     page.locator('[data-testid="explorer"]').screenshot(path=str(SCREENSHOTS / "explorer-objects.png"))
 
 
+def test_functions_and_classes_read_as_python_tutor_shows_them(page_as, live_server, educator):
+    code = (
+        "class Point:\n    pass\n\n\ndef make_adder(n):\n    def add(x):\n        return x + n\n    return add\n\n\n"
+        "def build(items,\n          key=tuple(),  # (a comment)\n          *rest):\n"
+        "    return [make_adder, lambda y: y]\n\n\nadd3 = make_adder(3)\nout = build([1])\n"
+    )
+    trace = _trace(educator, code, None, "Functions")  # a script
+    page = _open(page_as(educator), live_server, trace, step=trace.step_count - 1)
+    cells = {
+        r.get_attribute("data-name"): r.locator("td.value")
+        for r in page.locator('[data-testid="ex-frames"] tr[data-name]').all()
+    }
+    assert cells["Point"].inner_text() == "class Point"
+    assert cells["make_adder"].inner_text() == "function make_adder(n)"
+    assert cells["build"].inner_text() == "function build(items, key=tuple(), *rest)"  # over three lines
+    assert cells["add3"].inner_text() == "function add(x)"  # a closure, by its own name
+    assert (
+        cells["add3"].get_attribute("title") == "<function make_adder.<locals>.add at 0x...>"
+    )  # Python's repr
+    listed = page.locator(f'.ex-obj[data-obj="{_ref(page, "out")}"] .ex-val')
+    assert [c.inner_text() for c in listed.all()] == ["function make_adder(n)", "function <lambda>"]
+
+
 def test_where_am_i_next_and_previous_line_return_value_and_the_line_that_raised(
     page_as, live_server, educator
 ):
