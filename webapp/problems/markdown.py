@@ -23,10 +23,26 @@ def render_markdown(text: str) -> str:
     )
 
 
+# An indented line, its words one or two spaces apart (a figure aligns with more)
+_WRAPPED_LINE = re.compile(r"[ \t]+\S+(?:\s{1,2}\S+)*")
+
+
+def _unwrap(paragraph: str) -> str:
+    """A paragraph as its HTML page showed it. Code Jam's 2008 statements keep the page source's line
+    breaks, every line indented; a browser joined those lines, so they are joined here. A paragraph with
+    a line at the margin (a sample) or aligned by spaces (a figure), or without a line of four words
+    and a word of letters (a grid, a matrix), keeps its breaks."""
+    lines = paragraph.strip("\n").rstrip().split("\n")
+    prose = any(len(line.split()) >= 4 for line in lines) and re.search("[A-Za-z]{2}", paragraph)
+    wrapped = len(lines) > 1 and prose and all(_WRAPPED_LINE.fullmatch(line) for line in lines)
+    return " ".join(line.strip() for line in lines) if wrapped else paragraph
+
+
 def render_plain(text: str) -> str:
-    """Plain text as HTML: paragraphs at blank lines, its other line breaks kept, every character as is."""
-    paragraphs = (escape(p).replace("\n", "<br>") for p in re.split(r"\n\s*\n", text.strip()) if p.strip())
-    return "".join(f"<p>{p}</p>" for p in paragraphs)
+    """Plain text as HTML: paragraphs at blank lines, their other line breaks kept (but for wrapped
+    prose, ``_unwrap``), every character as is."""
+    paragraphs = re.split(r"\n\s*\n", text.strip())
+    return "".join(f"<p>{escape(_unwrap(p)).replace(chr(10), '<br>')}</p>" for p in paragraphs if p.strip())
 
 
 def render_statement(text: str, extra: dict | None) -> str:
