@@ -20,6 +20,7 @@ from simulator.pipeline.judge import Judgement, Outcome, cost, judge
 from simulator.pipeline.settings import RunSettings
 from simulator.problem import Problem as CoreProblem
 from simulator.problem import TestCase as CoreTestCase
+from simulator.source import same_program
 from webapp.accounts.roles import is_staff
 from webapp.problems.models import Problem
 from webapp.runs.pipeline import program_for_simulation
@@ -276,6 +277,18 @@ class Candidate(models.Model):
     class Meta:
         ordering = ["index"]
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="candidate_unique_index")]
+
+    @cached_property
+    def same_as(self) -> int | None:
+        """The first earlier candidate that is the same program (``source.same_program``), which the
+        page names instead of letting the reader compare two cards; None for a first or a new one."""
+        if not (self.done and self.code):
+            return None
+        kind = self.run.core_problem().kind
+        for other in self.run.candidates.filter(index__lt=self.index, done=True).exclude(code=""):
+            if same_program(self.code, other.code, kind):
+                return other.index
+        return None
 
 
 class Simulation(models.Model):

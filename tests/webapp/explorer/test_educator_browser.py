@@ -85,7 +85,8 @@ def test_objects_are_drawn_with_arrows_so_aliasing_and_attributes_show(page_as, 
 
 def test_functions_and_classes_read_as_python_tutor_shows_them(page_as, live_server, educator):
     code = (
-        "class Point:\n    pass\n\n\ndef make_adder(n):\n    def add(x):\n        return x + n\n    return add\n\n\n"
+        "class Point:\n    pass\n\n\n"
+        "def make_adder(n):\n    def add(x):\n        return x + n\n    return add\n\n\n"
         "def build(items,\n          key=tuple(),  # (a comment)\n          *rest):\n"
         "    return [make_adder, lambda y: y]\n\n\nadd3 = make_adder(3)\nout = build([1])\n"
     )

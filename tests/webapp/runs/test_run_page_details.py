@@ -228,3 +228,23 @@ def test_a_prediction_that_may_be_a_copy_says_so(client, alice, make_run, copied
     assert f'data-copied="{copied}"' in page and said in page
     apply_event(run, "simulation_done", {**done, "tokens": 3, "copied": None})
     assert 'data-testid="simulation-copied"' not in client.get(f"/runs/{run.id}/").content.decode()
+
+
+def test_a_candidate_that_repeats_an_earlier_one_says_which_once_scored(client, alice, make_run):
+    """Four identical cards read as four programs; the badge names the first of the same program
+    (layout, comments and added test code aside, as the agreement tie-break counts them)."""
+    run = make_run(status="finished", settings={"k": 3, "turns": 0, "sims": 1})
+    programs = [
+        "def add_one(x):\n    return x + 1\n",
+        "def add_one(x):  # one more\n    return x + 1\n\nassert add_one(1) == 2\n",
+        "def add_one(x):\n    return x + 2\n",
+    ]
+    for i, code in enumerate(programs):
+        Candidate.objects.create(run=run, index=i, code=code, done=True)
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert 'data-testid="candidate-same-as"' not in page  # not yet judged: the badge is empty
+    Candidate.objects.filter(run=run).update(score=1)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert page.count('data-testid="candidate-same-as"') == 1
+    assert 'the same program as <a href="#cand-0">#0</a>' in page
