@@ -179,6 +179,14 @@ def _tolerance(flags: Any) -> float | None:
 ICON_LINES = re.compile(r"(?:\n[ \t]*)*\n[ \t]*(?:save_alt|content_copy|Copied!)[ \t]*(?=\n|$)")
 
 
+def _without_heading(statement: str, source: str, name: str) -> str:
+    """The statement less the contest and problem name it was scraped with, which the title says."""
+    lines = statement.lstrip("\n").split("\n")
+    if [line.strip() for line in lines[:2]] == [source.strip(), name.strip()]:
+        return "\n".join(lines[2:]).lstrip("\n")
+    return statement
+
+
 def from_codejam(record: Any) -> Problem:
     record = _require(record, "name", "statement_text")
     tests = []
@@ -190,11 +198,13 @@ def from_codejam(record: Any) -> Problem:
             if not isinstance(test, dict):
                 raise ProblemError(f"{key}[{i}]", "must be an object with input and output")
             tests.append({"input": test.get("input"), "output": test.get("output"), "public": public})
-    year, round_ = record.get("year", ""), record.get("round", "")
-    title = f"{record['name']} (Code Jam {year} {round_})".replace("  ", " ").replace(" )", ")")
+    source = record.get("source")  # "Code Jam 2008 - AMER Semifinal"
+    if not isinstance(source, str) or not source.strip():
+        source = f"Code Jam {record.get('year', '')} {record.get('round', '')}".replace("  ", " ").strip()
+    title = f"{record['name']} ({source.replace(' - ', ', ')})"
     statement = record["statement_text"]
     if isinstance(statement, str):
-        statement = ICON_LINES.sub("", statement)
+        statement = _without_heading(ICON_LINES.sub("", statement), source, str(record["name"]))
     data = {"title": title, "statement": statement, "kind": "stdin", "tests": tests}
     tolerance = _tolerance(record.get("output_validator_flags"))
     if tolerance is not None:

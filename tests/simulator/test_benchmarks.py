@@ -73,3 +73,20 @@ def test_a_code_jam_statement_loses_the_sites_copy_button_labels() -> None:
     assert from_codejam(record).statement == (
         "Sample\n\nSample Input\n\n2\n1 2\n\nSample Output\n\nCase #1: 3\n\nPress content_copy to copy."
     )
+
+
+def test_a_code_jam_title_names_the_contest_as_its_record_does_and_the_statement_does_not_repeat_it() -> None:
+    text = "Code Jam 2008 - AMER Semifinal\nCode Sequence\nProblem\n\n  You are trying to compute S."
+    record = {
+        "name": "Code Sequence", "year": 2008, "round": "amer_semifinal",
+        "source": "Code Jam 2008 - AMER Semifinal", "statement_text": text,
+        "public_tests": [{"input": "1\n", "output": "Case #1: 1\n"}],
+    }  # fmt: skip
+    problem = from_codejam(record)
+    assert problem.title == "Code Sequence (Code Jam 2008, AMER Semifinal)"
+    assert problem.statement == "Problem\n\n  You are trying to compute S."
+    bare = from_codejam({**record, "source": None, "statement_text": "Code Sequence\nProblem"})
+    assert (
+        bare.title == "Code Sequence (Code Jam 2008 amer_semifinal)"
+        and bare.statement == "Code Sequence\nProblem"
+    )
