@@ -264,6 +264,9 @@ def test_simulate_my_code_on_its_own_and_against_a_problem(site, fake_model, pag
     # A pasted program has no expected outputs: no matrix, selection, repairs or final program.
     assert page.locator('[data-testid="verification-matrix"], [data-testid="selected"]').count() == 0
     assert page.locator('[data-testid="final"]').count() == 0
+    heading = page.locator('[data-testid="candidates-heading"]').inner_text()
+    assert heading == "Your program, as the model simulates it"
+    assert page.locator("#cand-0 header").inner_text().startswith("Your program")  # not "Candidate 0"
     assert "x + 1 is 7" in page.locator("#sim-0-0-0-text").text_content()
     assert page.locator('[data-testid="predicted"]').first.inner_text() == "7"
     assert page.locator('[data-testid="execution-status"]').first.inner_text() == "ok"
