@@ -106,7 +106,8 @@ def problem_export(request: HttpRequest, pk: int) -> HttpResponse:
 
 def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     problem = _get_problem_for_user(request, pk)
-    runs = Run.objects.visible_to(request.user).filter(problem=problem)[:50]
+    runs = Run.objects.visible_to(request.user).filter(problem=problem).select_related("user")
+    runs = runs.prefetch_related("executions")[:50]
     tests = list(problem.tests.all())
     can_edit = problem.editable_by(request.user)
     return render(

@@ -397,3 +397,19 @@ def test_a_statement_of_blanks_is_asked_for_and_saves_nothing(client, alice):
     response = client.post("/problems/new/", _form(statement=" \r\n  "))
     assert response.status_code == 200 and "This field is required." in response.content.decode()
     assert not Problem.objects.filter(title="Double").exists()
+
+
+def test_past_runs_give_each_run_its_final_programs_verdict(client, alice, problem, make_run):
+    """As a judge's submissions on a problem's page: the verdict and the count, as the run history."""
+    from webapp.runs.models import Execution, Run
+
+    judged = make_run(status=Run.FINISHED, final_candidate=0)
+    make_run(status=Run.FINISHED, final_candidate=0, code="def f(x):\n    return x\n")  # the user's own
+    for test, public, passed in ((0, True, True), (1, False, False)):
+        fields = {"public": public, "status": "ok", "passed": passed, "output": "secret-out", "expected": "9"}
+        Execution.objects.create(run=judged, candidate=0, test=test, **fields)
+    client.force_login(alice)
+    page = client.get(f"/problems/{problem.pk}/").content.decode()
+    verdicts = re.findall(r'data-testid="run-verdict">(.*?)</td>', page, re.S)
+    assert len(verdicts) == 2 and "—" in verdicts[0] and "Wrong answer 1/2" in verdicts[1]  # newest first
+    assert "your program" in page and "secret-out" not in page  # the own program's row, not k candidates
