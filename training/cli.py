@@ -177,7 +177,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sft.add_argument("--format", choices=("text", "chat"), default="text")
     sft.add_argument("--max-steps", type=int, default=100)
     sft.add_argument("--lr", type=float, default=2e-4)
-    sft.add_argument("--max-length", type=int, default=256)
+    sft.add_argument(
+        "--max-length",
+        type=int,
+        default=1024,
+        help="tokens an example is cut to; one whose prompt alone reaches it is not trained on "
+        "(a kind left with none is refused)",
+    )
     sft.add_argument("--gradient-checkpointing", action="store_true")
     sft.set_defaults(handler=_sft)
 
@@ -631,12 +637,13 @@ def _repair_and_solve(
 
 
 def _train(train: Any, config: Any) -> dict[str, Any]:
-    """Run a trainer; a checkpoint that cannot be resumed is a usage error."""
+    """Run a trainer; a checkpoint that cannot be resumed, or examples all too long, is a usage error."""
     from training.runs import ResumeError
+    from training.sft.train import ExamplesTooLong
 
     try:
         return train(config)
-    except ResumeError as exc:
+    except (ResumeError, ExamplesTooLong) as exc:
         raise UsageError(str(exc)) from None
 
 

@@ -14,8 +14,8 @@ $X synth  --out "$OUT/synth" --programs 50 --seed 0
 $X data   --programs "$OUT/synth/programs.jsonl" --out "$OUT/data" --styles call --kinds simulate,repair,solve \
           --rl-max-prompt-chars 1500
 # two SFT runs: the second resumes the first (optimizer and step count), up to 10 steps in all
-$X sft    --model "$MODEL" --data "$OUT/data/sft.jsonl" --out "$OUT/sft" --max-steps 5 --max-length 256 --batch-size 2
-$X sft    --model "$MODEL" --data "$OUT/data/sft.jsonl" --out "$OUT/sft" --max-steps 10 --max-length 256 --batch-size 2 \
+$X sft    --model "$MODEL" --data "$OUT/data/sft.jsonl" --out "$OUT/sft" --max-steps 5 --max-length 1024 --batch-size 2
+$X sft    --model "$MODEL" --data "$OUT/data/sft.jsonl" --out "$OUT/sft" --max-steps 10 --max-length 1024 --batch-size 2 \
           --resume "$OUT/sft"
 $X export --checkpoint "$OUT/sft/adapter" --out "$OUT/export-sft" --summary "$OUT/sft/summary.json" --card "$OUT/synth/card.json"
 $X rl     --stage 1 --model "$OUT/export-sft/merged" --data "$OUT/data/rl.jsonl" --out "$OUT/rl1" \

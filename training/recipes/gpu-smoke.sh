@@ -46,9 +46,9 @@ else
 fi
 
 stage "SFT, LoRA, bf16: 5 steps, then resumed to 10"
-$X train sft --model "$OUT/tiny" --data "$DATA/sft.jsonl" --out "$OUT/sft" --max-steps 5 --max-length 256 \
+$X train sft --model "$OUT/tiny" --data "$DATA/sft.jsonl" --out "$OUT/sft" --max-steps 5 --max-length 1024 \
     --batch-size 4 --lr 1e-3 --save-steps 5
-$X train sft --model "$OUT/tiny" --data "$DATA/sft.jsonl" --out "$OUT/sft" --max-steps 10 --max-length 256 \
+$X train sft --model "$OUT/tiny" --data "$DATA/sft.jsonl" --out "$OUT/sft" --max-steps 10 --max-length 1024 \
     --batch-size 4 --lr 1e-3 --save-steps 5 --resume "$OUT/sft"
 
 stage "SFT, full, chat format, gradient checkpointing: 5 steps"

@@ -37,7 +37,7 @@ class SFTRunConfig:
     learning_rate: float = 2e-4
     batch_size: int = 2
     grad_accum: int = 1
-    max_length: int = 256
+    max_length: int = 1024  # the app's simulate request is 440 tokens at the median (results.md section 32)
     seed: int = 0
     eval_examples: int = 8  # fixed examples whose completion loss is measured before and after
     gradient_checkpointing: bool = False
@@ -75,6 +75,42 @@ def to_dataset_rows(
         start = len(os.path.commonprefix([asked, ids]))  # where the two renderings part: the reply
         rows.append({"input_ids": ids, "completion_mask": [0] * start + [1] * (len(ids) - start)})
     return rows
+
+
+class ExamplesTooLong(ValueError):
+    """``--max-length`` would leave every example of a kind without a completion token."""
+
+
+def dropped_by_length(
+    examples: list[dict[str, Any]], rows: list[dict[str, Any]], max_length: int, tokenizer: Any
+) -> dict[str, list[int]]:
+    """Per kind, [examples whose completion starts at or past ``max_length``, examples]. TRL keeps the
+    start of a longer example and then drops each one left without a completion token, silently: a
+    256-token limit once dropped every simulate request (results.md section 32)."""
+    counts: dict[str, list[int]] = {}
+    for example, row in zip(examples, rows, strict=True):
+        if "completion_mask" in row:
+            start = row["completion_mask"].index(1) if 1 in row["completion_mask"] else len(row["input_ids"])
+        else:
+            start = len(tokenizer(row["prompt"], add_special_tokens=False)["input_ids"])
+        cell = counts.setdefault(str(example.get("kind", "simulate")), [0, 0])
+        cell[0] += start >= max_length
+        cell[1] += 1
+    return counts
+
+
+def check_lengths(counts: dict[str, list[int]], max_length: int) -> None:
+    """Refuse a run that would train on no example of a kind; say what a partial loss is."""
+    lost = [f"all {total} {kind} examples" for kind, (dropped, total) in counts.items() if dropped == total]
+    if lost:
+        raise ExamplesTooLong(
+            f"--max-length {max_length} leaves no completion token in {' and '.join(lost)}: their prompts "
+            "alone are that long, so training would drop them and learn nothing of them; raise --max-length"
+        )
+    for kind, (dropped, total) in counts.items():
+        if dropped:
+            which = f"{dropped} of {total} {kind} examples"
+            print(f"note: --max-length {max_length} drops {which}, whose prompts alone reach it")
 
 
 def _render(tokenizer: Any, messages: list[dict[str, str]], **options: bool) -> list[int]:
@@ -134,6 +170,9 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
     tokenizer = AutoTokenizer.from_pretrained(config.model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    rows = to_dataset_rows(examples, config.format, tokenizer)
+    dropped = dropped_by_length(examples, rows, config.max_length, tokenizer)
+    check_lengths(dropped, config.max_length)
     dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
     model, peft_config = trainable(AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype), config)
     fixed = examples[: config.eval_examples]
@@ -158,7 +197,7 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
     trainer = SFTTrainer(
         model=model,
         args=args,
-        train_dataset=Dataset.from_list(to_dataset_rows(examples, config.format, tokenizer)),
+        train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=peft_config,
         callbacks=[*(callbacks or []), before, *budget, history.callback()],
@@ -178,6 +217,7 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
         "data": config.data,
         "examples": len(examples),
         "kinds": runs[-1]["data"]["kinds"],
+        "dropped_by_length": {kind: n for kind, (n, _) in dropped.items() if n},  # never trained on
         "steps": result.global_step,  # cumulative over the runs resumed
         "run_steps": run_steps,
         "resumed_from": runs[-1]["resumed_from"],
