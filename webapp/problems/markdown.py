@@ -41,8 +41,10 @@ def _unwrap(paragraph: str) -> str:
 def render_plain(text: str) -> str:
     """Plain text as HTML: paragraphs at blank lines, their other line breaks kept (but for wrapped
     prose, ``_unwrap``), every character as is."""
-    paragraphs = re.split(r"\n\s*\n", text.strip())
-    return "".join(f"<p>{escape(_unwrap(p)).replace(chr(10), '<br>')}</p>" for p in paragraphs if p.strip())
+    paragraphs = (
+        escape(_unwrap(p)).replace("\n", "<br>") for p in re.split(r"\n\s*\n", text.strip()) if p.strip()
+    )
+    return "".join(f"<p>{p}</p>" for p in paragraphs)
 
 
 def render_statement(text: str, extra: dict | None) -> str:

@@ -160,8 +160,8 @@ def _verdict_cell(verdict: Verdict, real: dict[str, Any] | None) -> str:
 
 
 def _selected(run: Run, p: dict[str, Any]) -> list[Part]:
-    cands = Candidate.objects.filter(run=run)
-    badges = [_partial("candidate_badge.html", cand=c, c=c.index, run=run) for c in cands]
+    # through the run: each candidate's ``run`` is this one, which ``Candidate.same_as`` reads
+    badges = [_partial("candidate_badge.html", cand=c, c=c.index, run=run) for c in run.candidates.all()]
     return [_partial("selected.html", run=run), *badges]
 
 
