@@ -38,7 +38,11 @@ conservative: a program that could bind a name in a way it cannot see (``exec``,
 star import) passes it; a name bound anywhere, at any depth, counts as bound everywhere; lambdas,
 generator expressions, generator functions, class bodies and annotations are not looked into; and
 stdin programs get only the parse and compile checks (one may print its answer and ``exit()`` before
-the failing line).
+the failing line), and one more: a stdin program with no way to write to standard output (no
+``print``, no ``sys.stdout``, no ``write``, no import but of a few quiet modules, nothing dynamic)
+prints nothing, so it fails every public test that expects output. The default model writes them
+for stdin problems: a function defined and never called (three of four candidates of one "Square"
+run, docs/results.md, Issue 12 section 33), whose simulations made up an output.
 
 ``known_failure`` also says what a run of such a program would show (``Failure.output``), for the
 repair prompt (for a wrong type, whose value is not known: the type, ``a list``, which the fix
@@ -64,6 +68,27 @@ from simulator.source import check_compiles, explain_syntax_error, parse_python
 
 # Calls and statements through which a program can bind a name the check cannot see.
 _DYNAMIC = frozenset({"exec", "eval", "globals", "locals", "vars", "setattr", "__import__", "compile"})
+# Names through which a stdin program may write to standard output (or run code the check cannot see).
+_WRITERS = _DYNAMIC | frozenset(
+    {"print", "pprint", "stdout", "__stdout__", "write", "writelines", "help", "breakpoint", "getattr"}
+    | {"system", "popen", "exit", "quit", "_exit", "__builtins__", "__loader__", "__spec__", "__dict__"}
+    | {"displayhook", "__displayhook__", "modules"}  # sys.displayhook(4) prints; sys.modules reaches any
+)
+# Modules a stdin program may import without printing on import or writing through them.
+_QUIET_MODULES = frozenset(
+    {"math", "cmath", "collections", "itertools", "functools", "heapq", "bisect", "re", "string", "typing"}
+    | {
+        "dataclasses",
+        "fractions",
+        "decimal",
+        "statistics",
+        "copy",
+        "random",
+        "array",
+        "enum",
+        "sys",
+    }
+)
 # Statements after which the next one may not run, or that run their bodies conditionally.
 _BRANCHING = (
     ast.If,
@@ -109,6 +134,13 @@ def known_failure(problem: Problem, code: str) -> Failure | None:
         check_compiles(tree)
     except SyntaxError as exc:
         return Failure(f"the program does not compile: {explain_syntax_error(code, exc)}", _syntax(exc))
+    if problem.kind == "stdin":
+        if _silent(tree) and not any(problem_matches(problem, t.output, "") for t in problem.public_tests):
+            reason = (
+                "the program never writes to standard output (no print), and every public test expects output"
+            )
+            return Failure(reason, "")
+        return None
     name = problem.entry_point
     if problem.kind != "call" or not name or hasattr(builtins, name):
         return None
@@ -449,6 +481,27 @@ def _only_plain_def(tree: ast.Module, name: str) -> ast.FunctionDef | None:
 
 def _dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
+
+
+def _silent(tree: ast.Module) -> bool:
+    """The program has no way to write to standard output: no name or attribute of ``_WRITERS``, and
+    no import of a module outside ``_QUIET_MODULES`` (a module may print as it loads)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in _WRITERS:
+            return False
+        if isinstance(node, ast.Attribute) and node.attr in _WRITERS:
+            return False
+        if isinstance(node, ast.ImportFrom) and (
+            node.level or (node.module or "").split(".")[0] not in _QUIET_MODULES
+        ):
+            return False
+        if isinstance(node, ast.alias) and ({node.name, node.asname} & _WRITERS or node.name == "*"):
+            return False
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] not in _QUIET_MODULES for a in node.names
+        ):
+            return False
+    return True
 
 
 def _bound_names(tree: ast.AST) -> set[str]:

@@ -300,9 +300,52 @@ def test_a_program_that_parses_but_does_not_compile_cannot_pass(
     assert (cannot_pass(problem, code) or "").startswith(f"the program does not compile: {reason}")
 
 
-def test_stdin_programs_get_only_the_parse_check() -> None:
-    # one may print its answer and exit() before a failing line: only the parse is certain
+def test_stdin_programs_get_no_name_check() -> None:
+    # one may print its answer and exit() before a failing line
     assert cannot_pass(STDIN, "print(int(input()) * 2)\nexit()\nundefined_name\n") is None
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "def twice(n):\n    return 2 * n\n",  # defined, never called: what the default model writes
+        "n = int(input())\nresult = 2 * n\n",
+        "import math, sys\nfrom collections import Counter\nx = math.sqrt(int(sys.stdin.readline()))\n",
+    ],
+)
+def test_a_stdin_program_that_never_writes_cannot_pass(code: str) -> None:
+    failure = known_failure(STDIN, code)
+    assert failure is not None
+    assert failure.reason.startswith("the program never writes to standard output")
+    assert failure.output == ""  # what a run shows: nothing
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "print(2 * int(input()))\n",
+        "show = print\nshow(2 * int(input()))\n",
+        "import sys\nsys.stdout.write(str(2 * int(input())))\n",
+        "from sys import stdout\nstdout.write('4')\n",
+        "import os\nos.write(1, b'4')\n",  # os is not a quiet module
+        "from pprint import pprint as p\np(4)\n",
+        "import this\n",  # prints as it loads
+        "exec('pr' + 'int(4)')\n",
+        "getattr(__builtins__, 'pr' + 'int')(4)\n",
+        "from math import *\n",
+        "exit(4)\n",
+        "import sys\nsys.displayhook(4)\n",
+        "import sys\nsys.modules['builtins'].__dict__['pr' + 'int'](4)\n",
+        "import operator\nimport sys\noperator.methodcaller('wr' + 'ite', '4')(sys.__stdout__)\n",
+    ],
+)
+def test_a_stdin_program_that_may_write_may_pass(code: str) -> None:
+    assert known_failure(STDIN, code) is None
+
+
+def test_a_silent_program_may_pass_a_test_that_expects_no_output() -> None:
+    quiet = Problem.from_dict({**DOUBLE_PROBLEM, "tests": [{**DOUBLE_PROBLEM["tests"][0], "output": "\n"}]})
+    assert known_failure(quiet, "n = int(input())\n") is None
 
 
 def test_a_builtin_entry_point_and_stdin_programs_need_no_definition() -> None:

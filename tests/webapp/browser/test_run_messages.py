@@ -58,3 +58,38 @@ def test_a_message_of_several_events_applies_each_once_in_order(fake_site, page_
     _wait_seq(page, 4)
     assert text.text_content() == "abcde"
     assert page.errors == []
+
+
+def test_a_program_known_to_fail_says_why_in_its_card_live_and_on_reload(
+    fake_site, page_for, alice, make_run
+):
+    """A program judged wrong without a simulation (simulator.pipeline.static) has no simulation to
+    show, so its card says why instead; the slot is visible, not hidden as an empty one is."""
+    from webapp.runs.models import Candidate, RunEvent
+    from webapp.runs.record import apply_event
+    from webapp.runs.render import render_event
+
+    run = make_run(status="running", settings={"k": 1, "turns": 0, "sims": 1})
+    Candidate.objects.create(run=run, index=0, code="def f(n):\n    return n * n\n", done=True)
+    reason = "the program never writes to standard output (no print), and every public test expects output"
+    payload = {"candidate": 0, "test": 0, "turn": 0, "expected": "9", "source": "checked",
+               "simulated": None, "match": False, "reason": reason}  # fmt: skip
+    sockets: list[Any] = []
+    page = page_for(fake_site, alice)
+    page.route_web_socket(re.compile(r"/ws/runs/"), lambda ws: sockets.append(ws))
+    page.goto(f"{fake_site}/runs/{run.id}/")
+    _wait_sockets(page, sockets, 1)
+    shown = page.locator("#cand-0 [data-testid=simulation-checked]")
+    assert shown.count() == 0
+
+    apply_event(run, "verdict", payload)
+    RunEvent.objects.create(run=run, seq=0, type="verdict", payload=payload)
+    sockets[0].send(render_event(run, {"seq": 0, "type": "verdict", "payload": payload}))
+    _wait_seq(page, 0)
+    shown.wait_for(state="visible")
+    assert shown.inner_text() == f"Not simulated: {reason}."
+
+    page.reload()
+    _wait_sockets(page, sockets, 2)
+    assert shown.is_visible() and shown.inner_text() == f"Not simulated: {reason}."
+    assert page.errors == []
