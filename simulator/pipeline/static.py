@@ -76,18 +76,8 @@ _WRITERS = _DYNAMIC | frozenset(
 )
 # Modules a stdin program may import without printing on import or writing through them.
 _QUIET_MODULES = frozenset(
-    {"math", "cmath", "collections", "itertools", "functools", "heapq", "bisect", "re", "string", "typing"}
-    | {
-        "dataclasses",
-        "fractions",
-        "decimal",
-        "statistics",
-        "copy",
-        "random",
-        "array",
-        "enum",
-        "sys",
-    }
+    {"array", "bisect", "cmath", "collections", "copy", "dataclasses", "decimal", "enum", "fractions"}
+    | {"functools", "heapq", "itertools", "math", "random", "re", "statistics", "string", "sys", "typing"}
 )
 # Statements after which the next one may not run, or that run their bodies conditionally.
 _BRANCHING = (
