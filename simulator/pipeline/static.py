@@ -40,9 +40,12 @@ generator expressions, generator functions, class bodies and annotations are not
 stdin programs get only the parse and compile checks (one may print its answer and ``exit()`` before
 the failing line), and one more: a stdin program with no way to write to standard output (no
 ``print``, no ``sys.stdout``, no ``write``, no import but of a few quiet modules, nothing dynamic)
-prints nothing, so it fails every public test that expects output. The default model writes them
-for stdin problems: a function defined and never called (three of four candidates of one "Square"
-run, docs/results.md, Issue 12 section 33), whose simulations made up an output.
+prints nothing, so it fails every public test that expects output; and one with no way to read its
+input (no ``input``, no ``sys.stdin``, no ``open``, likewise) where a public test gives one prints the
+same whatever the input: its answer written in, taken for wrong as a hard-coded function is. The
+default model writes both for stdin problems: a function defined and never called (three of four
+candidates of one "Square" run), ``n = 3`` then ``print(n * n)`` (the fourth); 136 of its 140 Code
+Jam candidates with a program were one or the other (docs/results.md, Issue 12 section 33).
 
 ``known_failure`` also says what a run of such a program would show (``Failure.output``), for the
 repair prompt (for a wrong type, whose value is not known: the type, ``a list``, which the fix
@@ -68,11 +71,18 @@ from simulator.source import check_compiles, explain_syntax_error, parse_python
 
 # Calls and statements through which a program can bind a name the check cannot see.
 _DYNAMIC = frozenset({"exec", "eval", "globals", "locals", "vars", "setattr", "__import__", "compile"})
-# Names through which a stdin program may write to standard output (or run code the check cannot see).
-_WRITERS = _DYNAMIC | frozenset(
-    {"print", "pprint", "stdout", "__stdout__", "write", "writelines", "help", "breakpoint", "getattr"}
-    | {"system", "popen", "exit", "quit", "_exit", "__builtins__", "__loader__", "__spec__", "__dict__"}
-    | {"displayhook", "__displayhook__", "modules"}  # sys.displayhook(4) prints; sys.modules reaches any
+# Names through which a stdin program may write to standard output (``sys.displayhook(4)`` prints).
+_WRITERS = frozenset(
+    {"print", "pprint", "stdout", "__stdout__", "write", "writelines", "displayhook", "__displayhook__"}
+)
+# Names through which a stdin program may read its input.
+_READERS = frozenset(
+    {"input", "stdin", "__stdin__", "open", "fileinput", "read", "readline", "readlines", "buffer"}
+)
+# Names through which a program may do what the check cannot see: run code, reach any module or builtin.
+_OPAQUE = _DYNAMIC | frozenset(
+    {"getattr", "help", "breakpoint", "system", "popen", "exit", "quit", "_exit", "modules", "__dict__"}
+    | {"__builtins__", "__loader__", "__spec__"}
 )
 # Modules a stdin program may import without printing on import or writing through them.
 _QUIET_MODULES = frozenset(
@@ -94,6 +104,7 @@ _BRANCHING = (
 
 
 HARD_CODED = "whatever its arguments"  # in the reason of a hard-coded function's Failure
+NO_INPUT = "whatever the input"  # in the reason of a stdin program that reads none
 
 
 @dataclass(frozen=True)
@@ -125,11 +136,16 @@ def known_failure(problem: Problem, code: str) -> Failure | None:
     except SyntaxError as exc:
         return Failure(f"the program does not compile: {explain_syntax_error(code, exc)}", _syntax(exc))
     if problem.kind == "stdin":
-        if _silent(tree) and not any(problem_matches(problem, t.output, "") for t in problem.public_tests):
+        if _sealed(tree, _WRITERS) and not any(
+            problem_matches(problem, t.output, "") for t in problem.public_tests
+        ):
             reason = (
                 "the program never writes to standard output (no print), and every public test expects output"
             )
             return Failure(reason, "")
+        if _sealed(tree, _READERS) and any(t.input.strip() for t in problem.public_tests):
+            reason = f"the program never reads its input (no input()), so it prints the same {NO_INPUT}"
+            return Failure(reason, f"the same output {NO_INPUT}")
         return None
     name = problem.entry_point
     if problem.kind != "call" or not name or hasattr(builtins, name):
@@ -473,19 +489,21 @@ def _dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
 
-def _silent(tree: ast.Module) -> bool:
-    """The program has no way to write to standard output: no name or attribute of ``_WRITERS``, and
-    no import of a module outside ``_QUIET_MODULES`` (a module may print as it loads)."""
+def _sealed(tree: ast.Module, names: frozenset[str]) -> bool:
+    """The program has no way to use ``names`` (to write its output, or read its input): none of them
+    as a name or attribute, nothing of ``_OPAQUE`` (dynamic code, ``sys.modules``, ...), and no
+    import of a module outside ``_QUIET_MODULES`` (a module may print as it loads, or read)."""
+    names = names | _OPAQUE
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in _WRITERS:
+        if isinstance(node, ast.Name) and node.id in names:
             return False
-        if isinstance(node, ast.Attribute) and node.attr in _WRITERS:
+        if isinstance(node, ast.Attribute) and node.attr in names:
             return False
         if isinstance(node, ast.ImportFrom) and (
             node.level or (node.module or "").split(".")[0] not in _QUIET_MODULES
         ):
             return False
-        if isinstance(node, ast.alias) and ({node.name, node.asname} & _WRITERS or node.name == "*"):
+        if isinstance(node, ast.alias) and ({node.name, node.asname} & names or node.name == "*"):
             return False
         if isinstance(node, ast.Import) and any(
             a.name.split(".")[0] not in _QUIET_MODULES for a in node.names

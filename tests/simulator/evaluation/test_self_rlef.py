@@ -156,7 +156,8 @@ async def test_self_rlef_on_code_jam_judges_stdin_programs(tmp_path: Path) -> No
         "output_validator_flags": "",
     }
     data = write_jsonl(tmp_path / "cj.jsonl", [record])
-    hardcoded = "```python\nprint('Case #1: 4')\n```"
+    # reads its input (a program that reads none is judged wrong unsimulated, simulator.pipeline.static)
+    hardcoded = "```python\ninput()\nprint('Case #1: 4')\n```"
 
     def respond(body: dict[str, Any]) -> str:
         kind = kind_of(body["messages"])

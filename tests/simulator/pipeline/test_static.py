@@ -340,7 +340,46 @@ def test_a_stdin_program_that_never_writes_cannot_pass(code: str) -> None:
     ],
 )
 def test_a_stdin_program_that_may_write_may_pass(code: str) -> None:
+    assert known_failure(STDIN, "n = int(input())\n" + code) is None  # it reads: only writing is asked
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "n = 3\nprint(n * n)\n",  # the default model's "Square" candidate
+        "print(4)\n",
+        "import math\nprint(math.factorial(3))\n",
+        "def solve(n):\n    return 2 * n\n\nprint(solve(2))\n",
+    ],
+)
+def test_a_stdin_program_that_never_reads_its_input_is_hard_coded(code: str) -> None:
+    failure = known_failure(STDIN, code)
+    assert failure is not None
+    assert failure.reason.startswith("the program never reads its input")
+    assert failure.output == "the same output whatever the input"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import sys\nprint(2 * int(sys.stdin.read()))\n",
+        "from sys import stdin\nprint(2 * int(stdin.readline()))\n",
+        "print(2 * int(open(0).read()))\n",
+        "import fileinput\nprint(2 * int(next(fileinput.input())))\n",
+        "import os\nprint(2 * int(os.read(0, 9)))\n",
+        "import sys\nprint(2 * int(sys.__stdin__.buffer.read()))\n",
+        "print(2 * int(eval('in' + 'put()')))\n",
+        "print(2 * int(getattr(__builtins__, 'in' + 'put')()))\n",
+        "import sys\nprint(2 * int(sys.modules['builtins'].__dict__['in' + 'put']()))\n",
+    ],
+)
+def test_a_stdin_program_that_may_read_its_input_may_pass(code: str) -> None:
     assert known_failure(STDIN, code) is None
+
+
+def test_a_program_may_read_nothing_where_no_public_test_gives_input() -> None:
+    constant = Problem.from_dict({**DOUBLE_PROBLEM, "tests": [{"input": "", "output": "4\n"}]})
+    assert known_failure(constant, "print(4)\n") is None
 
 
 def test_a_silent_program_may_pass_a_test_that_expects_no_output() -> None:
