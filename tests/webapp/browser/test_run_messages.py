@@ -88,8 +88,11 @@ def test_a_program_known_to_fail_says_why_in_its_card_live_and_on_reload(
     _wait_seq(page, 0)
     shown.wait_for(state="visible")
     assert shown.inner_text() == f"Not simulated: {reason}."
+    head = page.locator("#cand-0 .sim-head").first
+    assert re.fullmatch(r"Test 1; expected \S+", head.inner_text())  # not "simulated ...": nothing was
 
     page.reload()
     _wait_sockets(page, sockets, 2)
     assert shown.is_visible() and shown.inner_text() == f"Not simulated: {reason}."
+    assert re.fullmatch(r"Test 1; expected \S+", head.inner_text())
     assert page.errors == []
