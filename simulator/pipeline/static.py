@@ -84,7 +84,7 @@ _OPAQUE = _DYNAMIC | frozenset(
     {"getattr", "help", "breakpoint", "system", "popen", "exit", "quit", "_exit", "modules", "__dict__"}
     | {"__builtins__", "__loader__", "__spec__"}
 )
-# Modules a stdin program may import without printing on import or writing through them.
+# Modules a stdin program may import: none prints as it loads, or reads or writes but through the names above.
 _QUIET_MODULES = frozenset(
     {"array", "bisect", "cmath", "collections", "copy", "dataclasses", "decimal", "enum", "fractions"}
     | {"functools", "heapq", "itertools", "math", "random", "re", "statistics", "string", "sys", "typing"}
