@@ -108,7 +108,8 @@ def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     problem = _get_problem_for_user(request, pk)
     runs = Run.objects.visible_to(request.user).filter(problem=problem).select_related("user")
     runs = runs.prefetch_related("executions")[:50]
-    tests = list(problem.tests.all())
+    # numbered as every run of the problem names them (``Run.test_label``): public and private in one count
+    tests = list(enumerate(problem.tests.all(), start=1))
     can_edit = problem.editable_by(request.user)
     return render(
         request,
@@ -116,9 +117,9 @@ def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "problem": problem,
             "statement_html": render_statement(problem.statement, problem.extra),
-            "public_tests": [t for t in tests if t.public],
+            "public_tests": [(n, t) for n, t in tests if t.public],
             # for its owner and staff (never shown to anyone else, nor to the model)
-            "private_tests": [t for t in tests if not t.public] if can_edit else [],
+            "private_tests": [(n, t) for n, t in tests if not t.public] if can_edit else [],
             "runs": runs,
             "solve_form": SolveForm(),
             "can_edit": can_edit,

@@ -126,7 +126,7 @@ def test_the_owner_and_staff_see_the_private_tests_on_the_problem_page(client, a
     for someone, says in ((alice, "Only you and staff"), (carol, "Only its owner and staff")):
         client.force_login(someone)
         response = client.get(url)
-        assert [t.input for t in response.context["private_tests"]] == ["-1"]
+        assert [(n, t.input) for n, t in response.context["private_tests"]] == [(3, "-1")]
         assert 'data-testid="private-tests"' in response.content.decode()
         assert says in response.content.decode()
     client.force_login(bob)  # another user
@@ -137,3 +137,18 @@ def test_the_owner_and_staff_see_the_private_tests_on_the_problem_page(client, a
     response = client.get(url)
     assert response.context["private_tests"] == []
     assert 'data-testid="private-tests"' not in response.content.decode()
+
+
+def test_the_problem_page_numbers_tests_as_its_runs_do(client, alice, bob, problem):
+    """One count over public and private tests, from 1: the real-execution table of a run names the
+    private test "test 3" (``Run.test_label``), so the owner's page numbers it 3, not 0 of a second list."""
+    from webapp.runs.models import Run
+
+    client.force_login(alice)
+    response = client.get(f"/problems/{problem.pk}/")
+    numbers = [n for n, _ in response.context["public_tests"] + response.context["private_tests"]]
+    assert [Run.test_label(n - 1) for n in numbers] == ["test 1", "test 2", "test 3"]
+    page = response.content.decode()
+    assert "<tr><td>3</td><td><pre>-1</pre>" in page
+    client.force_login(bob)
+    assert [n for n, _ in client.get(f"/problems/{problem.pk}/").context["public_tests"]] == [1, 2]
