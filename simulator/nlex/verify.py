@@ -260,6 +260,8 @@ def _claim_check(verdict: ClaimVerdict, trace: Trace) -> ClaimCheck:
     line = claim.line
     if verdict.step is not None and 0 <= verdict.step < len(trace.steps) and claim.kind != "line":
         line = trace.steps[verdict.step].line
+        if claim.kind == "value":  # a value is seen the step after the line that set it ran
+            line = _line_just_run(trace, verdict.step)
     return ClaimCheck(
         kind=claim.kind,
         text=claim.text,
@@ -273,6 +275,14 @@ def _claim_check(verdict: ClaimVerdict, trace: Trace) -> ClaimCheck:
         reason=verdict.reason,
         name=claim.name,
     )
+
+
+def _line_just_run(trace: Trace, step: int) -> int:
+    """The line run last in step ``step``'s frame before it (as the explorer marks it at that step):
+    where a value seen at ``step`` was set. A frame's first step has none, so its own line."""
+    frame = trace.steps[step].frame
+    earlier = (s for s in reversed(trace.steps[:step]) if s.frame == frame)
+    return next((s.line for s in earlier), trace.steps[step].line)
 
 
 def _divergence(check: ClaimCheck, program: Program) -> FirstDivergence:

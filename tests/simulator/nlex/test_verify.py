@@ -174,3 +174,22 @@ def test_verify_program_runs_the_program_in_the_sandbox() -> None:
     )
     assert result.status == "ok" and result.value == "6"
     assert v.verified
+
+
+def test_a_wrong_value_is_placed_on_the_line_that_set_it() -> None:
+    """Seen on "Simulate my code": "Line 2: `out = []`; now out = [0, 0, 0, 0]" was reported as
+    "line 3: the simulation says out is [0, 0, 0, 0]": the line about to run when the real run shows
+    out, not the line the narration (and the explorer's "line just run") names."""
+    code = "def f(xs):\n    out = []\n    for x in xs:\n        out.append(x * 3)\n    return out\n"
+    text = (
+        "[THOUGHT]\nLine 1: `def f(xs):` - f is called with xs = [1, 2].\n"
+        "Line 2: `out = []`; now out = [0, 0].\n"
+    )
+    first = check(text, code=code, call="f([1, 2])").first_divergence
+    assert first is not None and first.kind == "value" and first.line == 2
+    assert first.sentence.startswith("line 2: the simulation says out is [0, 0]; the real run has []")
+    # a value set inside a loop, seen after a call in between: still the line that set it
+    code = "def g(x):\n    return x + 1\n\ndef f(n):\n    y = g(n)\n    z = y * 2\n    return z\n"
+    text = "[THOUGHT]\nLine 5: `y = g(n)`; now y = 2.\nLine 6: `z = y * 2`; now z = 5.\n"
+    first = check(text, code=code, call="f(1)").first_divergence
+    assert first is not None and first.kind == "value" and first.line == 6, first
