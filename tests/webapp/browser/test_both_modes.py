@@ -267,6 +267,9 @@ def test_simulate_my_code_on_its_own_and_against_a_problem(site, fake_model, pag
     heading = page.locator('[data-testid="candidates-heading"]').inner_text()
     assert heading == "Your program, as the model simulates it"
     assert page.locator("#cand-0 header").inner_text().startswith("Your program")  # not "Candidate 0"
+    # the one card takes the width a grid of k cards shares (it was a third, its narration cramped)
+    card, area = (page.locator(s).bounding_box()["width"] for s in ("#cand-0", "#candidates"))
+    assert card > 0.95 * area, (card, area)
     assert "x + 1 is 7" in page.locator("#sim-0-0-0-text").text_content()
     assert page.locator('[data-testid="predicted"]').first.inner_text() == "7"
     assert page.locator('[data-testid="execution-status"]').first.inner_text() == "ok"
