@@ -78,8 +78,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     data.add_argument(
         "--styles",
         default="call,stdin",
-        help="SFT styles, comma-separated: call (the app's simulate prompt, CRUXEval format), stdin, "
-        "cruxeval (the prompt of `execsim eval cruxeval-o --prompt nlex`)",
+        help="SFT styles, comma-separated: call (the app's simulate prompt, CRUXEval format), stdin "
+        "(simulate: the function in a script that reads its arguments; solve: the stated tasks asked as "
+        "stdin problems), cruxeval (the prompt of `execsim eval cruxeval-o --prompt nlex`)",
     )
     data.add_argument(
         "--narration",
@@ -514,7 +515,7 @@ def _data(args: argparse.Namespace) -> int:
             from simulator.llm import LLMError
 
             try:
-                built.update(_repair_and_solve(records, kinds, args, index, counts, bar))
+                built.update(_repair_and_solve(records, kinds, styles, args, index, counts, bar))
             except LLMError as exc:  # --solve-url: the server is down or refuses the request
                 print(f"execsim train data: {exc}", file=sys.stderr)
                 return EXIT_FAILED
@@ -581,15 +582,18 @@ def _benchmark_index(folder: Path | None) -> dict[str, str]:
 def _repair_and_solve(
     records: list[Any],
     kinds: tuple[str, ...],
+    styles: tuple[str, ...],
     args: argparse.Namespace,
     index: dict[str, str],
     counts: dict[str, Any],
     bar: _Bar,
 ) -> dict[str, list[dict[str, Any]]]:
-    """The repair and solve kinds, from the programs that pass every test in the sandbox."""
+    """The repair and solve kinds, from the programs that pass every test in the sandbox; solve in the
+    styles asked: call (the problem made from each program), stdin (the stated tasks as stdin problems)."""
     from training.data.problems import passing
     from training.data.repair import own_fix_examples, repair_examples
     from training.data.solve import own_solve_examples, solve_examples
+    from training.data.stdin_solve import stdin_solve_examples
 
     bar("sandbox-checked programs", 0, 1)
     checked, rejected = passing(records)
@@ -620,7 +624,7 @@ def _repair_and_solve(
                 progress=bar,
             )
         bar("repair examples", 1, 1)
-    if "solve" in kinds and args.solve_url:
+    if "solve" in kinds and "call" in styles and args.solve_url:
         import random
 
         from training.synth.sampler import ServedModel
@@ -631,8 +635,11 @@ def _repair_and_solve(
         built["solve"], counts["solve"] = own_solve_examples(
             asked, ServedModel(args.solve_url, args.solve_model), samples=args.solve_samples, progress=bar
         )
-    elif "solve" in kinds:
+    elif "solve" in kinds and "call" in styles:
         built["solve"] = solve_examples(checked)
+    if "solve" in kinds and "stdin" in styles:
+        stdin, counts["solve_stdin"] = stdin_solve_examples(checked)
+        built["solve"] = [*built.get("solve", []), *stdin]
     return built
 
 

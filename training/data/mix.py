@@ -16,6 +16,11 @@ from collections import Counter
 from typing import Any
 
 KINDS = ("simulate", "repair", "solve")
+# --styles with stdin: solve examples of the stated tasks as stdin problems beside the call ones
+STDIN_SOLVE = (
+    "; style stdin: each stated task asked as a stdin problem (a line of input per argument), answered "
+    "by its function, a line read per argument and the result printed (training.data.stdin_solve)"
+)
 SOURCES = {
     "simulate": "the simulate prompt (simulator.prompts.simulate; --styles) on synthesised programs and "
     "inputs, answered by the narration of the real trace (simulator.nlex.narrator); annotator exports",
@@ -26,14 +31,14 @@ SOURCES = {
     "prefilled with the opening fence and answered by the original program alone",
     "solve": "the solve prompt (simulator.prompts.solve, prefilled fence, stop at the closing fence) on "
     "the problem made from a synthesised program (its signature, or a stated task's statement) and tests, "
-    "answered by that program (sandbox-checked against every test)",
+    "answered by that program (sandbox-checked against every test)" + STDIN_SOLVE,
 }
 # train data --solve-url: the solve answers are the served model's own, not the synthesised program
 OWN_SOLVE_SOURCE = (
     "the solve prompt (simulator.prompts.solve) on the problem made from a synthesised program (its "
     "signature, or a stated task's statement) and tests, answered by the first of a served model's own "
     "replies to that request that passes every test in the sandbox (rejection sampling, "
-    "training.data.solve.own_solve_examples)"
+    "training.data.solve.own_solve_examples)" + STDIN_SOLVE
 )
 
 # train data --fix-url: the guided fix answers are the served model's own replies, not the original
@@ -166,6 +171,8 @@ def card_markdown(card: dict[str, Any]) -> str:
         lines += ["", "Repair: " + ", ".join(f"{k} {v}" for k, v in card["repair"].items())]
     if card.get("solve"):
         lines += ["", "Solve (own solutions): " + ", ".join(f"{k} {v}" for k, v in card["solve"].items())]
+    if card.get("solve_stdin"):
+        lines += ["", "Solve (stdin): " + ", ".join(f"{k} {v}" for k, v in card["solve_stdin"].items())]
     for key, label in (("own_programs", "own programs"), ("near_misses", "near misses")):
         if card.get(key):
             lines += ["", f"Simulate ({label}): " + ", ".join(f"{k} {v}" for k, v in card[key].items())]

@@ -69,7 +69,7 @@ def synth_problem(record: SynthRecord) -> Problem | None:
 def describe(code: str, entry: str, args: str) -> str:
     """``Write a function `f(nums, k)` that takes a list and an int and returns ...``: the signature and
     the types of the first test's arguments, all that is known about a synthesised function."""
-    params = _parameters(code, entry)
+    params = parameters(code, entry)
     signature = f"{entry}({', '.join(params)})" if params is not None else entry
     types = _argument_types(args)
     takes = f" that takes {_listed(types)} and returns" if types else " that returns"
@@ -132,7 +132,9 @@ def passing(
     return kept, counts
 
 
-def _parameters(code: str, entry: str) -> list[str] | None:
+def parameters(code: str, entry: str) -> list[str] | None:
+    """The names of ``entry``'s positional parameters in ``code``, or None when it defines no such
+    function (or does not parse)."""
     try:
         tree = parse_python(code)
     except (SyntaxError, ValueError, RecursionError):

@@ -136,11 +136,14 @@ ORACLE_HELP = (
 
 # Above the Solve form of a problem that reads stdin (docs/results.md, section 30).
 STDIN_NOTE = (
-    "This problem's programs read standard input. The default model's predictions for such programs "
-    "match the real output about 1 time in 20 (6%, against 24.5% for the same functions called "
-    "directly) and repeat the input about half the time, so its pick of a candidate here can be "
-    'little better than a draw; "Judge by running the public tests" (under More settings) picks by '
-    "real outputs instead (docs/results.md, section 30)."
+    "This problem's programs read standard input. The default model seldom writes one that can pass: "
+    "of its 48 programs for the three example stdin problems, none both read the input and printed "
+    "(a function never called, or the example's input written in), where the base model it was "
+    "trained from wrote 18 and solved 4 (docs/results.md, section 34). Its predictions for such "
+    "programs match the real output about 1 time in 20 (6%, against 24.5% for the same functions "
+    "called directly) and repeat the input about half the time, so its pick of a candidate here can "
+    'be little better than a draw; "Judge by running the public tests" (under More settings) picks '
+    "by real outputs instead (section 30)."
 )
 
 

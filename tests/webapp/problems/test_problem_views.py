@@ -348,7 +348,7 @@ def test_judging_by_real_runs_is_an_option_with_its_measured_effect_and_a_run_ke
         assert run.settings["oracle"] is oracle and run.pipeline_settings.oracle is oracle
 
 
-def test_a_stdin_problem_says_how_rarely_the_model_simulates_such_programs_right(client, alice, problem):
+def test_a_stdin_problem_says_how_seldom_the_model_writes_and_simulates_them_right(client, alice, problem):
     client.force_login(alice)
     assert (
         'data-testid="stdin-note"' not in client.get(f"/problems/{problem.pk}/").content.decode()
@@ -357,6 +357,7 @@ def test_a_stdin_problem_says_how_rarely_the_model_simulates_such_programs_right
     page = client.get(f"/problems/{typed.pk}/").content.decode()
     note = page.split('data-testid="stdin-note">', 1)[1].split("</p>", 1)[0]
     assert "repeat the input" in note and "Judge by running the public tests" in note and "section 30" in note
+    assert "none both read the input and printed" in note and "section 34" in note  # what it writes
 
 
 def test_the_tie_break_is_a_choice_with_its_measured_effect_and_a_run_keeps_it(client, alice, problem):
