@@ -134,7 +134,7 @@ ORACLE_HELP = (
     "points more often than a random pick (95% interval +3.0 to +7.0) (docs/results.md, section 26)."
 )
 
-# Above the Solve form of a problem that reads stdin (docs/results.md, section 30).
+# Above the Solve form of a problem that reads stdin (docs/results.md, sections 30 and 34).
 STDIN_NOTE = (
     "This problem's programs read standard input. The default model seldom writes one that can pass: "
     "of its 48 programs for the three example stdin problems, none both read the input and printed "
