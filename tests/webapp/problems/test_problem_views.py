@@ -298,7 +298,8 @@ def test_the_problem_page_shows_statement_public_tests_runs_and_solve_form(clien
     response = client.get(f"/problems/{problem.pk}/")
     page = response.content.decode()
     assert 'data-testid="solve-form"' in page
-    assert [t.input for _, t in response.context["public_tests"]] == ["1", "5"]  # the private test is not shown
+    # the private test is not shown
+    assert [t.input for _, t in response.context["public_tests"]] == ["1", "5"]
     assert run in response.context["runs"]
 
 
