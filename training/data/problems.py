@@ -18,6 +18,7 @@ import ast
 import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from simulator.benchmarks import from_mbpp
 from simulator.execution import RunPrograms
@@ -145,12 +146,17 @@ def parameters(code: str, entry: str) -> list[str] | None:
     return None
 
 
-def _argument_types(args: str) -> list[str]:
+def argument_values(args: str) -> tuple[Any, ...] | None:
+    """The values of a record's argument list (``IOPair.input``, Python source), or None when it
+    is not one of literals."""
     try:
-        values = ast.literal_eval(f"({args},)")
+        return ast.literal_eval(f"({args},)")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    return [_type_word(v) for v in values]
+        return None
+
+
+def _argument_types(args: str) -> list[str]:
+    return [_type_word(v) for v in argument_values(args) or ()]
 
 
 def _type_word(value: object) -> str:

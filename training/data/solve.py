@@ -49,7 +49,7 @@ def solve_completion(code: str) -> str:
 def solve_examples(checked: Sequence[Checked]) -> list[dict[str, Any]]:
     """One example per program that passes its tests, deduplicated by prompt."""
     return [
-        _example(item, messages, item.record.code, f"synth:{item.record.source} program")
+        solve_example(item, messages, item.record.code, f"synth:{item.record.source} program")
         for item, messages in _unique(checked)
     ]
 
@@ -109,7 +109,7 @@ def own_solve_examples(
         counts["passing"] += len(passed)
         if passed:
             counts["answered"] += 1
-            examples.append(_example(item, messages, passed[0], f"{OWN_SOURCE}: {model.name}"))
+            examples.append(solve_example(item, messages, passed[0], f"{OWN_SOURCE}: {model.name}"))
     return examples, counts
 
 
@@ -182,7 +182,9 @@ def _unique(checked: Sequence[Checked]) -> list[tuple[Checked, list[dict[str, st
     return out
 
 
-def _example(item: Checked, messages: list[dict[str, str]], code: str, source: str) -> dict[str, Any]:
+def solve_example(item: Checked, messages: list[dict[str, str]], code: str, source: str) -> dict[str, Any]:
+    """The solve example answering ``messages`` (the solve request of ``item.problem``, whose kind is
+    the example's style) with ``code``."""
     return {
         "kind": "solve",
         "style": item.problem.kind,

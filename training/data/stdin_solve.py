@@ -14,16 +14,16 @@ left out.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from simulator.execution import RunPrograms
 from simulator.execution.program import Program
 from simulator.problem import Problem
 from simulator.prompts import solve
-from training.data.problems import Checked, parameters
-from training.data.solve import solve_completion
+from training.data.problems import Checked, argument_values, parameters
+from training.data.solve import solve_example
 from training.execution import run_programs
 
 SOURCE = "synth:tasks as stdin"
@@ -68,7 +68,7 @@ def stdin_form(item: Checked) -> StdinForm | None:
     params = parameters(record.code, record.entry_point)
     if not record.statement or not params or len(params) > len(_ORDINALS):
         return None
-    arguments = [_values(pair.input) for pair in record.io if pair.output is not None]
+    arguments = [argument_values(pair.input) for pair in record.io if pair.output is not None]
     if not arguments or any(a is None or len(a) != len(params) for a in arguments):
         return None
     kinds = [_kind([a[i] for a in arguments]) for i in range(len(params))]  # type: ignore[index]
@@ -90,7 +90,7 @@ def stdin_form(item: Checked) -> StdinForm | None:
 
 
 def stdin_solve_examples(
-    checked: Sequence[Checked], *, executor: Any = run_programs
+    checked: Sequence[Checked], *, executor: RunPrograms = run_programs
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """One solve example per stated task that has a stdin form whose answer prints something on
     every test in the sandbox, and counts: stated tasks, without a stdin form, whose answer failed,
@@ -106,18 +106,8 @@ def stdin_solve_examples(
             failed += 1
             continue
         problem = form.problem([r.stdout for r in ran], f"synth {item.record.id} (stdin)")
-        messages = solve.messages(problem)
         examples.append(
-            {
-                "kind": "solve",
-                "style": "stdin",
-                "prompt": messages[-2]["content"],
-                "completion": solve_completion(form.code),
-                "messages": messages,
-                "program_id": item.record.id,
-                "level": item.record.level,
-                "source": SOURCE,
-            }
+            solve_example(replace(item, problem=problem), solve.messages(problem), form.code, SOURCE)
         )
     counts = {
         "stated_tasks": len(stated),
@@ -125,13 +115,6 @@ def stdin_solve_examples(
         "answer_failed": failed,
     }
     return examples, {**counts, "examples": len(examples)}
-
-
-def _values(source: str) -> tuple[Any, ...] | None:
-    try:
-        return ast.literal_eval(f"({source},)")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _kind(values: list[Any]) -> str | None:
