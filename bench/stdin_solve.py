@@ -37,7 +37,7 @@ from simulator.evaluation.codejam import MAX_TOKENS, judge, load  # noqa: E402
 from simulator.evaluation.metrics import bootstrap  # noqa: E402
 from simulator.evaluation.paired import paired_bootstrap  # noqa: E402
 from simulator.llm.client import ChatClient  # noqa: E402
-from simulator.pipeline.static import NO_INPUT, known_failure  # noqa: E402
+from simulator.pipeline.static import NO_INPUT, NO_OUTPUT, known_failure  # noqa: E402
 from simulator.problem import Problem  # noqa: E402
 from simulator.prompts import solve  # noqa: E402
 
@@ -74,7 +74,7 @@ def kind_of(problem: Problem, code: str | None) -> str:
     failure = known_failure(problem, code)
     if failure is None:
         return "may pass"
-    if "never writes" in failure.reason:
+    if NO_OUTPUT in failure.reason:
         return "never writes"
     if NO_INPUT in failure.reason:
         return "never reads"

@@ -105,6 +105,7 @@ _BRANCHING = (
 
 HARD_CODED = "whatever its arguments"  # in the reason of a hard-coded function's Failure
 NO_INPUT = "whatever the input"  # in the reason of a stdin program that reads none
+NO_OUTPUT = "never writes to standard output"  # in the reason of a stdin program that prints nothing
 
 
 @dataclass(frozen=True)
@@ -139,9 +140,7 @@ def known_failure(problem: Problem, code: str) -> Failure | None:
         if _sealed(tree, _WRITERS) and not any(
             problem_matches(problem, t.output, "") for t in problem.public_tests
         ):
-            reason = (
-                "the program never writes to standard output (no print), and every public test expects output"
-            )
+            reason = f"the program {NO_OUTPUT} (no print), and every public test expects output"
             return Failure(reason, "")
         if _sealed(tree, _READERS) and any(t.input.strip() for t in problem.public_tests):
             reason = f"the program never reads its input (no input()), so it prints the same {NO_INPUT}"
