@@ -17,7 +17,8 @@ other), the share passing the public tests and every test (pass@1 over the n sam
 - ``solve``        the app's stdin request as it is (``solve.messages``: one-shot ``a + b`` example);
 - ``io-words``     the same, the instruction naming ``input()`` and ``print()`` in both user turns;
 - ``io-function``  ``io-words`` with the example's answer a function called on the input read, its
-                   result printed: the shape the model writes for call problems, completed.
+                   result printed: the shape the model writes for call problems, completed;
+- ``no-example``   the app's request without its one-shot example, as call problems are asked.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ VARIANTS = {
     "solve": solve.messages,
     "io-words": io_words,
     "io-function": lambda problem: io_words(problem, _EXAMPLE_FUNCTION),
+    "no-example": lambda problem: [m for i, m in enumerate(solve.messages(problem)) if i not in (1, 2)],
 }
 
 

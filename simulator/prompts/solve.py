@@ -27,11 +27,11 @@ SYSTEM = (
 )
 
 _STDIN_EXAMPLE = (
-    "Solve this problem in Python 3. The program reads standard input and prints the answer.\n\n"
-    "Problem: Read two integers on one line and print their sum.\n\n"
-    "Example input:\n3 4\nExample output:\n7\n"
+    "Read two integers on one line and print their sum.",
+    "3 4\n",
+    "7\n",
+    "a, b = map(int, input().split())\nprint(a + b)\n",
 )
-_STDIN_ANSWER = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 PREFILL = "```python\n"  # the assistant turn starts inside the code block
 STOP = ("\n```",)  # ... and the request ends at the block's closing fence
 # ... or where the code loops: vLLM's repetition detection (``SamplingParams.repetition_detection``,
@@ -47,14 +47,17 @@ def request_ends() -> dict[str, Any]:
     return {"stop": list(STOP), "repetition_detection": dict(LOOP_STOP)}
 
 
-def messages(problem: Problem) -> list[dict[str, str]]:
+def messages(problem: Problem, example: tuple[str, str] | None = None) -> list[dict[str, str]]:
     """Chat messages asking for a solution; the public tests are shown. The last message is the
     prefilled assistant turn (``PREFILL``); send with ``stop=STOP``.
 
     Call problems (solve-v3): one user message, the statement, the public tests as asserts and the
     function to write, with no worked example: on 50 MBPP dev problems this wording kept pass@1
     where solve-v1's one-shot ``add`` example lost it (``bench/solve_variants.py``, docs/results.md).
-    Stdin problems keep the one-shot example (not re-measured)."""
+    Stdin problems keep the one-shot example: without it the base model wrote fewer programs that
+    read and print (``bench/stdin_solve.py --variants solve,no-example``, section 35). ``example``
+    replaces that example with another (its request as ``stdin_request`` writes it, and its program):
+    training data varies it so that a model learns the answer's shape, not the example's sum."""
     if problem.kind == "call":
         tests = [f"assert {problem.entry_point}({t.input}) == {t.output}" for t in problem.public_tests]
         these = "this test" if len(tests) == 1 else "these tests"
@@ -67,20 +70,28 @@ def messages(problem: Problem) -> list[dict[str, str]]:
             {"role": "user", "content": user},
             {"role": "assistant", "content": PREFILL},
         ]
-    shown = "\n".join(
-        f"Example input:\n{_nl(t.input)}Example output:\n{_nl(t.output)}" for t in problem.public_tests
-    )
-    user = (
-        "Solve this problem in Python 3. The program reads standard input and prints the answer.\n\n"
-        f"Problem: {problem.statement.strip()}\n\n{shown}"
-    )
+    statement, given, printed, code = _STDIN_EXAMPLE
+    shown_user, shown_code = example or (_stdin_text(statement, [(given, printed)]), code)
     return [
         {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": _STDIN_EXAMPLE},
-        {"role": "assistant", "content": _STDIN_ANSWER},
-        {"role": "user", "content": user},
+        {"role": "user", "content": shown_user},
+        {"role": "assistant", "content": PREFILL + shown_code.strip("\n") + STOP[0]},
+        {"role": "user", "content": stdin_request(problem)},
         {"role": "assistant", "content": PREFILL},
     ]
+
+
+def stdin_request(problem: Problem) -> str:
+    """The user turn asking for a program that solves the stdin ``problem``."""
+    return _stdin_text(problem.statement, [(t.input, t.output) for t in problem.public_tests])
+
+
+def _stdin_text(statement: str, shown: list[tuple[str, str]]) -> str:
+    examples = "\n".join(f"Example input:\n{_nl(i)}Example output:\n{_nl(o)}" for i, o in shown)
+    return (
+        "Solve this problem in Python 3. The program reads standard input and prints the answer.\n\n"
+        f"Problem: {statement.strip()}\n\n{examples}"
+    )
 
 
 def parse(reply: str) -> CodeParse:

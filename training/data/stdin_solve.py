@@ -27,6 +27,11 @@ from training.data.solve import solve_example
 from training.execution import run_programs
 
 SOURCE = "synth:tasks as stdin"
+# One example in this many shows the app's one-shot example (``solve.messages``, a sum) before its
+# request; the others show the previous task and its answer instead. A model trained on the app's
+# example alone (candidate K, results.md section 34) learned the answer's shape and wrote the
+# example's sum into it, whatever the problem asked.
+APP_EXAMPLE_EVERY = 3
 # An argument's line: how it is written, how the answer reads it, and how the statement says it.
 _LINES = {
     "int": (str, "{name} = int(input())", "the integer `{name}`"),
@@ -93,21 +98,27 @@ def stdin_solve_examples(
     checked: Sequence[Checked], *, executor: RunPrograms = run_programs
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """One solve example per stated task that has a stdin form whose answer prints something on
-    every test in the sandbox, and counts: stated tasks, without a stdin form, whose answer failed,
-    examples."""
+    every test in the sandbox (its one-shot example varied: ``APP_EXAMPLE_EVERY``), and counts:
+    stated tasks, without a stdin form, whose answer failed, examples."""
     stated = [item for item in checked if item.record.statement]
     formed = [(item, form) for item in stated if (form := stdin_form(item)) is not None]
     programs = [Program(code=form.code, stdin=text) for _, form in formed for text in form.inputs]
     results = iter(executor(programs))
-    examples, failed = [], 0
+    made, failed = [], 0
     for item, form in formed:
         ran = [next(results) for _ in form.inputs]
         if any(r.status != "ok" or not r.stdout.strip() for r in ran):
             failed += 1
             continue
-        problem = form.problem([r.stdout for r in ran], f"synth {item.record.id} (stdin)")
+        made.append(
+            (item, form.problem([r.stdout for r in ran], f"synth {item.record.id} (stdin)"), form.code)
+        )
+    examples = []
+    for i, (item, problem, code) in enumerate(made):
+        _, shown, shown_code = made[i - 1]
+        example = None if i % APP_EXAMPLE_EVERY == 0 else (solve.stdin_request(shown), shown_code)
         examples.append(
-            solve_example(replace(item, problem=problem), solve.messages(problem), form.code, SOURCE)
+            solve_example(replace(item, problem=problem), solve.messages(problem, example), code, SOURCE)
         )
     counts = {
         "stated_tasks": len(stated),

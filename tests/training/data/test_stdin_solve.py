@@ -8,9 +8,10 @@ import json
 import pytest
 
 from simulator.pipeline.static import known_failure
+from simulator.problem import Problem
 from simulator.prompts import solve
 from training.data.problems import passing, run_tests
-from training.data.stdin_solve import stdin_form, stdin_solve_examples
+from training.data.stdin_solve import APP_EXAMPLE_EVERY, stdin_form, stdin_solve_examples
 from training.synth.pipeline import SynthConfig, synthesize
 from training.synth.records import IOPair, SynthRecord
 
@@ -49,6 +50,25 @@ def test_every_answer_reads_its_lines_prints_and_passes_its_tests(tasks):
         assert known_failure(problem, form.code) is None
         ((runs,),) = run_tests([(problem, [form.code])])
         assert runs[0].passed, (form.code, runs[0])
+
+
+def test_the_one_shot_example_is_the_apps_one_time_in_three_else_another_tasks_answer(tasks):
+    examples, _ = stdin_solve_examples(tasks)
+    app = solve.messages(solve_problem_stub())[1:3]
+    for i, example in enumerate(examples):
+        shown_request, shown_answer = example["messages"][1:3]
+        if i % APP_EXAMPLE_EVERY == 0:
+            assert [shown_request, shown_answer] == app
+            continue
+        previous = examples[i - 1]
+        assert shown_request["content"] == previous["messages"][3]["content"]
+        assert shown_answer["content"] == previous["completion"] != example["completion"]
+
+
+def solve_problem_stub():
+    return Problem.from_dict(
+        {"title": "t", "statement": "s", "kind": "stdin", "tests": [{"input": "1\n", "output": "1\n"}]}
+    )
 
 
 def test_arguments_without_a_line_form_leave_the_task_out():
