@@ -19,7 +19,9 @@ PROVENANCE = {
 
 @pytest.fixture
 def ended(make_run):
-    run = make_run(status="finished", provenance=PROVENANCE, settings={"k": 1, "turns": 2, "sims": 1})
+    run = make_run(
+        status="finished", provenance=PROVENANCE, settings={"k": 1, "turns": 2, "sims": 1, "model": ""}
+    )
     Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x\n", done=True, tokens=512,
                              finish_reason="length", selected=True)  # fmt: skip
     RepairTurn.objects.create(run=run, turn=1, text="I am not sure.", done=True, code="",
@@ -31,6 +33,7 @@ def test_the_owner_sees_provenance_as_a_table_and_share_readers_see_no_local_det
     client.force_login(alice)
     page = client.get(f"/runs/{ended.id}/").content.decode()
     assert 'data-testid="provenance-table"' in page and "Model server" in page and "/srv/models/x" in page
+    assert "model: default" in page and "model: ," not in page  # the settings' empty model named
     client.logout()
     shared = client.get(f"/share/{ended.share_token}/").content.decode()
     assert "smollm2-135m-nlex" in shared

@@ -86,12 +86,13 @@ def is_local_detail(key: str) -> bool:
 
 
 @register.filter
-def readable(value: Any) -> str:
-    """A dict as ``key: value, ...`` (nested ones in parentheses), anything else as text."""
+def readable(value: Any, empty: str = "") -> str:
+    """A dict as ``key: value, ...`` (nested ones in parentheses), anything else as text; an empty
+    value (None or "") as ``empty``: a run's settings leave the model empty for the default one."""
     if isinstance(value, dict):
-        return ", ".join(f"{k}: {readable(v) if not isinstance(v, dict) else '(' + readable(v) + ')'}"
-                         for k, v in value.items())  # fmt: skip
-    return "" if value is None else str(value)
+        shown = ((k, readable(v, empty), isinstance(v, dict)) for k, v in value.items())
+        return ", ".join(f"{k}: ({text})" if nested else f"{k}: {text}" for k, text, nested in shown)
+    return empty if value is None or value == "" else str(value)
 
 
 @register.filter
