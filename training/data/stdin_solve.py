@@ -115,8 +115,10 @@ def stdin_solve_examples(
         )
     examples = []
     for i, (item, problem, code) in enumerate(made):
-        _, shown, shown_code = made[i - 1]
-        example = None if i % APP_EXAMPLE_EVERY == 0 else (solve.stdin_request(shown), shown_code)
+        example = None  # the app's
+        if i % APP_EXAMPLE_EVERY:
+            _, shown, shown_code = made[i - 1]
+            example = (solve.stdin_request(shown), shown_code)
         examples.append(
             solve_example(replace(item, problem=problem), solve.messages(problem, example), code, SOURCE)
         )
