@@ -359,6 +359,7 @@ def test_a_stdin_problem_says_how_seldom_the_model_writes_and_simulates_them_rig
     note = page.split('data-testid="stdin-note">', 1)[1].split("</p>", 1)[0]
     assert "repeat the input" in note and "Judge by running the public tests" in note and "section 30" in note
     assert "none both read the input and printed" in note and "section 34" in note  # what it writes
+    assert "EXECSIM_CHECKPOINT=smollm2-135m-nlex-stdin" in note and "section 36" in note  # what to serve
 
 
 def test_the_tie_break_is_a_choice_with_its_measured_effect_and_a_run_keeps_it(client, alice, problem):
