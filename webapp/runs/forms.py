@@ -144,8 +144,8 @@ STDIN_NOTE = (
     "called directly) and repeat the input about half the time, so its pick of a candidate here can "
     'be little better than a draw; "Judge by running the public tests" (under More settings) picks '
     "by real outputs instead (section 30). The committed checkpoint smollm2-135m-nlex-stdin, trained "
-    "for such problems, wrote 30 of the 48 that pass every test; the app serves it when started with "
-    "EXECSIM_CHECKPOINT=smollm2-135m-nlex-stdin (section 36)."
+    "for such problems, wrote 30 of its 48 programs for them that pass every test; start the app with "
+    "EXECSIM_CHECKPOINT=smollm2-135m-nlex-stdin to use it (section 36)."
 )
 
 
