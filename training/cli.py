@@ -262,6 +262,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the task whose interval must be above zero: cruxeval-o, mbpp, or with a self-rlef/ "
         "results folder, self-rlef or repair-replies",
     )
+    pro.add_argument(
+        "--beside",
+        type=Path,
+        help="commit the candidate as this new checkpoint folder (checkpoints/<name>, served with "
+        "EXECSIM_CHECKPOINT=<name>) whatever the verdict, recorded in its manifest; the current one stays",
+    )
     pro.add_argument("--dry-run", action="store_true", help="print the comparison and the verdict only")
     pro.set_defaults(handler=_promote)
 
@@ -827,7 +833,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _promote(args: argparse.Namespace) -> int:
-    from training.promote import PromoteError, promote
+    from training.promote import PromoteError, chosen_by, promote
 
     try:
         decision = promote(
@@ -837,11 +843,19 @@ def _promote(args: argparse.Namespace) -> int:
             args.current_results,
             args.target,
             dry_run=args.dry_run,
+            beside=args.beside,
         )
     except (PromoteError, OSError, json.JSONDecodeError) as exc:
         raise UsageError(str(exc)) from None
     for line in decision.lines():
         print(line)
+    if args.beside:
+        done = "would write" if args.dry_run else "wrote"
+        print(
+            f"{done} {args.candidate}'s adapter and manifest.json to {args.beside}, beside {args.current}, "
+            f"which stays the default; serve it with EXECSIM_CHECKPOINT={chosen_by(args.beside)}"
+        )
+        return 0
     if decision.promote:
         done = "would replace" if args.dry_run else "replaced"
         print(f"{done} {args.current}/adapter and manifest.json with {args.candidate}'s")

@@ -19,6 +19,11 @@ and refused otherwise, as it is when the results are not both on the same dev fi
 the results' provenance against the manifests). Promoting replaces ``<current>/adapter`` with the
 candidate's adapter and writes the candidate's manifest there, with the comparison, the rule and what
 it replaced under ``promotion`` and the paired rows added to ``evaluation``; ``--dry-run`` only prints.
+
+``--beside checkpoints/<name>`` keeps a candidate that gains something users need without being
+promoted: whatever the verdict, its adapter and manifest are written to a new checkpoint folder beside
+the current one (which is left as it is), laid out as a promoted one is, its ``serve`` lines naming
+it (``EXECSIM_CHECKPOINT=<name>``) and the comparison and verdict recorded under ``kept_beside``.
 """
 
 from __future__ import annotations
@@ -134,9 +139,13 @@ def promote(
     target: str,
     *,
     dry_run: bool = False,
+    beside: Path | None = None,
 ) -> Decision:
-    """Compare, and replace ``current`` with ``candidate`` when the gate accepts (unless ``dry_run``)."""
+    """Compare, and replace ``current`` with ``candidate`` when the gate accepts, or write it to the
+    folder ``beside`` whatever the verdict (neither when ``dry_run``)."""
     candidate, current = Path(candidate), Path(current)
+    if beside is not None and Path(beside).resolve() == current.resolve():
+        raise PromoteError(f"--beside names the current checkpoint {current}: leave it out to replace it")
     new_manifest = _manifest(candidate)
     old_manifest = _manifest(current)
     if not (candidate / "adapter" / ADAPTER_CONFIG).is_file():
@@ -154,8 +163,16 @@ def promote(
         candidate_weights=new_manifest.get("weights_sha256"),
         current_weights=old_manifest.get("weights_sha256"),
     )
-    if decision.promote and not dry_run:
-        _replace(candidate, current, new_manifest, old_manifest, decision)
+    if dry_run:
+        return decision
+    if beside is not None:
+        _write(
+            candidate,
+            Path(beside),
+            _kept_beside(candidate, current, Path(beside), new_manifest, old_manifest, decision),
+        )
+    elif decision.promote:
+        _write(candidate, current, _promoted(candidate, new_manifest, old_manifest, decision))
     return decision
 
 
@@ -166,29 +183,84 @@ def _manifest(folder: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-def _replace(
-    candidate: Path, current: Path, manifest: dict[str, Any], old: dict[str, Any], decision: Decision
-) -> None:
-    """Write the candidate's adapter and manifest into ``current`` (the adapter staged beside it and
-    renamed into place, so an interrupted copy never leaves half an adapter)."""
-    rows = [diff.row(_metric(task), "promoted - previous") for task, diff in decision.differences.items()]
-    manifest = {
-        **manifest,
-        "merged": None,
-        "adapter": "adapter",
+def _promoted(
+    candidate: Path, manifest: dict[str, Any], old: dict[str, Any], decision: Decision
+) -> dict[str, Any]:
+    """The manifest of a candidate that replaces the current checkpoint: its serve lines are kept."""
+    return {
+        **_committed(manifest, decision, "promoted - previous"),
         "serve": old.get("serve", manifest.get("serve")),
-        "exported_to": {"adapter": manifest.get("adapter"), "merged": manifest.get("merged")},
-        "evaluation": [*manifest.get("evaluation", []), *rows],
         "promotion": {
-            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "candidate": str(candidate),
-            "rule": RULE,
-            "target": decision.target,
-            "comparison": {task: diff.to_dict() for task, diff in decision.differences.items()},
+            **_record(candidate, decision),
             "replaced": {k: old.get(k) for k in ("created", "steps", "weights_sha256")},
         },
     }
-    staged = Path(tempfile.mkdtemp(prefix=".adapter-", dir=current))
+
+
+def _kept_beside(
+    candidate: Path,
+    current: Path,
+    folder: Path,
+    manifest: dict[str, Any],
+    old: dict[str, Any],
+    decision: Decision,
+) -> dict[str, Any]:
+    """The manifest of a candidate committed beside the current checkpoint under its own name."""
+    name, choice = folder.name, chosen_by(folder)
+    return {
+        **_committed(manifest, decision, f"{name} - {current.name}"),
+        "serve": {
+            "merged": f"EXECSIM_CHECKPOINT={choice} execsim model prepare && EXECSIM_CHECKPOINT={choice} "
+            f"execsim model serve  (merges adapter/ into the base once, serves it as {name})",
+            "lora": f"execsim model serve --lora {name}={folder}/adapter",
+        },
+        "kept_beside": {
+            **_record(candidate, decision),
+            "verdict": decision.lines()[-1],
+            "default": {
+                "path": str(current),
+                **{k: old.get(k) for k in ("created", "steps", "weights_sha256")},
+            },
+        },
+    }
+
+
+def chosen_by(folder: Path) -> str:
+    """What ``EXECSIM_CHECKPOINT`` says to serve ``folder``: its name in checkpoints/, else its path."""
+    from simulator.config import checkpoints_dir
+
+    folder = Path(folder)
+    return folder.name if folder.resolve().parent == checkpoints_dir().resolve() else str(folder.resolve())
+
+
+def _committed(manifest: dict[str, Any], decision: Decision, label: str) -> dict[str, Any]:
+    """The export's manifest as a committed checkpoint holds it: the adapter only, the paired rows
+    (labelled ``label``) added to its evaluation."""
+    rows = [diff.row(_metric(task), label) for task, diff in decision.differences.items()]
+    return {
+        **manifest,
+        "merged": None,
+        "adapter": "adapter",
+        "exported_to": {"adapter": manifest.get("adapter"), "merged": manifest.get("merged")},
+        "evaluation": [*manifest.get("evaluation", []), *rows],
+    }
+
+
+def _record(candidate: Path, decision: Decision) -> dict[str, Any]:
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "candidate": str(candidate),
+        "rule": RULE,
+        "target": decision.target,
+        "comparison": {task: diff.to_dict() for task, diff in decision.differences.items()},
+    }
+
+
+def _write(candidate: Path, folder: Path, manifest: dict[str, Any]) -> None:
+    """Write the candidate's adapter and ``manifest`` into ``folder`` (the adapter staged beside it and
+    renamed into place, so an interrupted copy never leaves half an adapter)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=".adapter-", dir=folder))
 
     # the adapter alone (adapter_config.json, adapter_model.*): the export's tokenizer files and README
     # are the base model's, which `execsim model prepare` takes from the base
@@ -196,10 +268,10 @@ def _replace(
         return [name for name in names if not name.startswith("adapter_")]
 
     shutil.copytree(candidate / "adapter", staged, dirs_exist_ok=True, ignore=adapter_only)
-    if (current / "adapter").exists():
-        shutil.rmtree(current / "adapter")
-    staged.rename(current / "adapter")
-    (current / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    if (folder / "adapter").exists():
+        shutil.rmtree(folder / "adapter")
+    staged.rename(folder / "adapter")
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
 
 
 def _metric(task: str) -> str:

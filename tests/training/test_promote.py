@@ -195,3 +195,44 @@ def test_a_second_run_of_a_task_in_its_own_folder_is_a_task_of_its_own(folders, 
     assert promote(folders, "--target", "mbpp-n8", "--dry-run") == 0
     out = capsys.readouterr().out
     assert "mbpp-n8 n=40" in out and "mbpp n=40" in out and "PROMOTE" in out
+
+
+def test_a_candidate_kept_beside_is_written_whatever_the_verdict_and_the_default_stays(folders, capsys):
+    results(folders / "eval-old", "cruxeval-o", 6)
+    results(folders / "eval-new", "cruxeval-o", 7)  # not a clear gain: refused as the default
+    beside = folders / "stdin"
+    assert promote(folders, "--beside", str(beside)) == 0
+    out = capsys.readouterr().out
+    assert "REFUSED" in out and f"wrote {folders / 'candidate'}'s adapter" in out
+    assert f"EXECSIM_CHECKPOINT={beside.resolve()}" in out  # outside checkpoints/: chosen by its path
+    assert (folders / "current" / "adapter" / "adapter_model.safetensors").read_bytes() == b"old"
+    assert (beside / "adapter" / "adapter_model.safetensors").read_bytes() == b"new"
+    manifest = json.loads((beside / "manifest.json").read_text())
+    assert manifest["adapter"] == "adapter" and manifest["merged"] is None and "promotion" not in manifest
+    kept = manifest["kept_beside"]
+    assert kept["verdict"].startswith("REFUSED") and kept["default"]["path"] == str(folders / "current")
+    assert kept["default"]["weights_sha256"] == {"model.safetensors": "a" * 64}
+    assert [r["model"] for r in manifest["evaluation"]] == ["stdin - current"]
+    assert f"EXECSIM_CHECKPOINT={beside.resolve()} execsim model serve" in manifest["serve"]["merged"]
+    assert manifest["serve"]["lora"] == f"execsim model serve --lora stdin={beside}/adapter"
+
+
+def test_a_folder_in_checkpoints_is_served_by_its_name(folders, monkeypatch, capsys):
+    monkeypatch.setattr("simulator.config.checkpoints_dir", lambda: folders / "checkpoints")
+    results(folders / "eval-old", "cruxeval-o", 6)
+    results(folders / "eval-new", "cruxeval-o", 30)
+    assert promote(folders, "--beside", str(folders / "checkpoints" / "kept")) == 0
+    assert "serve it with EXECSIM_CHECKPOINT=kept" in capsys.readouterr().out
+    manifest = json.loads((folders / "checkpoints" / "kept" / "manifest.json").read_text())
+    assert manifest["serve"]["merged"].startswith("EXECSIM_CHECKPOINT=kept execsim model prepare")
+    assert manifest["kept_beside"]["verdict"] == "PROMOTE"  # a gain, and still not the default
+    assert (folders / "current" / "adapter" / "adapter_model.safetensors").read_bytes() == b"old"
+
+
+def test_kept_beside_cannot_name_the_current_one_and_a_dry_run_writes_nothing(folders, capsys):
+    results(folders / "eval-old", "cruxeval-o", 6)
+    results(folders / "eval-new", "cruxeval-o", 30)
+    assert promote(folders, "--beside", str(folders / "current")) == EXIT_USAGE
+    assert "names the current checkpoint" in capsys.readouterr().err
+    assert promote(folders, "--beside", str(folders / "kept"), "--dry-run") == 0
+    assert "would write" in capsys.readouterr().out and not (folders / "kept").exists()
