@@ -820,11 +820,19 @@ def _evaluate(args: argparse.Namespace) -> int:
         max_model_len=args.max_model_len,
     )
     _log_config("evaluate", config.__dict__, args.out)
-    with _Bar() as bar:
-        try:
+    from simulator.llm import LLMError, LLMUnavailable
+
+    try:
+        with _Bar() as bar:
             rows = evaluate_model(config, progress=bar)
-        except EvaluateError as exc:
-            raise UsageError(str(exc)) from None
+    except EvaluateError as exc:
+        raise UsageError(str(exc)) from None
+    except LLMError as exc:  # the server is down, went away or refuses: say so, keep what is cached
+        print(f"execsim train evaluate: {exc}", file=sys.stderr)
+        if isinstance(exc, LLMUnavailable):
+            print(LLMUnavailable.HINT, file=sys.stderr)
+        print("rerun the same command to resume: replies already received are cached", file=sys.stderr)
+        return EXIT_FAILED
     for row in rows:
         interval = f"[{row['low']:+.3f}, {row['high']:+.3f}]"
         print(f"{row['benchmark']} {row['model']}: {row['value']:+.3f} {interval} n={row['n']}")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from simulator.cli import EXIT_USAGE, main
+from simulator.cli import EXIT_FAILED, EXIT_USAGE, main
 from training.paths import benchmarks_dir
 
 # synth decontaminates against the benchmark folder and refuses to run without one
@@ -42,6 +42,30 @@ def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):
     assert main([a.format(tmp=tmp_path) for a in argv]) == EXIT_USAGE
     err = capsys.readouterr().err.strip().splitlines()
     assert message in err[-1]
+
+
+@needs_benchmarks
+def test_evaluate_against_a_server_that_is_down_says_so_in_words(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on once the probe is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [
+        "train",
+        "evaluate",
+        "--url",
+        f"http://127.0.0.1:{port}/v1",
+        "--name",
+        "m",
+        "--tasks",
+        "cruxeval-o",
+    ]
+    assert main([*argv, "--limit", "1", "--out", str(tmp_path)]) == EXIT_FAILED
+    err = capsys.readouterr().err
+    assert f"execsim train evaluate: model server at http://127.0.0.1:{port}/v1 is not reachable" in err
+    assert "execsim model serve" in err and "rerun the same command to resume" in err
+    assert "Traceback" not in err
 
 
 @needs_benchmarks
