@@ -650,13 +650,15 @@ def _repair_and_solve(
 
 
 def _train(train: Any, config: Any) -> dict[str, Any]:
-    """Run a trainer; a checkpoint that cannot be resumed, or examples all too long, is a usage error."""
+    """Run a trainer; a checkpoint that cannot be resumed, a data file that is not examples, or examples
+    all too long, is a usage error."""
+    from training.data.examples import BadExamples
     from training.runs import ResumeError
     from training.sft.train import ExamplesTooLong
 
     try:
         return train(config)
-    except (ResumeError, ExamplesTooLong) as exc:
+    except (ResumeError, ExamplesTooLong, BadExamples) as exc:
         raise UsageError(str(exc)) from None
 
 

@@ -39,20 +39,19 @@ class ResumeError(ValueError):
     """The folder holds no checkpoint to resume, or one trained with incompatible settings."""
 
 
-def begin_run(config: Any) -> tuple[Path, list[dict[str, Any]]]:
-    """What every training run does first: the output folder with the full configuration in it, torch
-    seeded and its threads set, and the examples read (none is an error)."""
+def begin_run(config: Any, fields: tuple[str, ...]) -> tuple[Path, list[dict[str, Any]]]:
+    """What every training run does first: the examples read, each holding ``fields`` (a file that
+    is not, or holds none, is ``BadExamples`` before anything is written), the output folder with the
+    full configuration in it, torch seeded and its threads set."""
     import torch
 
+    examples = read_jsonl(Path(config.data), fields)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
     torch.manual_seed(config.seed)
     if config.threads:
         torch.set_num_threads(config.threads)
-    examples = read_jsonl(Path(config.data))
-    if not examples:
-        raise ValueError(f"{config.data} holds no examples")
     return out, examples
 
 

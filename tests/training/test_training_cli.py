@@ -44,6 +44,25 @@ def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):
     assert message in err[-1]
 
 
+@pytest.mark.parametrize(
+    "stage, lines, message",
+    [
+        ("sft", ['{"prompt": "a", "completion": "b"}', '{"prompt": 3'], "data.jsonl:2: not JSON"),
+        ("sft", ['{"messages": [], "completion": "b"}'], "an example holds prompt, completion; this one: co"),
+        ("rl", ["[1, 2]"], "data.jsonl:1: an example holds prompt; this one: list"),
+        ("rl", [""], "data.jsonl holds no examples"),
+    ],
+)
+def test_a_data_file_that_is_not_examples_is_named_with_its_line(tmp_path, capsys, stage, lines, message):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}")  # an HF folder to the CLI; never loaded
+    (tmp_path / "data.jsonl").write_text("\n".join(lines) + "\n")
+    argv = ["train", stage, "--model", str(tmp_path / "model"), "--data", str(tmp_path / "data.jsonl")]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == EXIT_USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1] and not (tmp_path / "out" / "config.json").exists()
+
+
 @needs_benchmarks
 def test_evaluate_against_a_server_that_is_down_says_so_in_words(tmp_path, capsys):
     import socket

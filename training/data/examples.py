@@ -35,6 +35,7 @@ from typing import Any
 from simulator.execution.program import Program
 from simulator.execution.result import ExecutionResult
 from simulator.execution.trace import Trace
+from simulator.source import load_json
 from training.execution import trace_programs
 from training.paths import is_benchmark_path
 from training.synth.records import SynthRecord
@@ -252,10 +253,30 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
     return count
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
+class BadExamples(ValueError):
+    """A training data file that cannot be trained on, said with the line at fault."""
+
+
+def read_jsonl(path: Path, fields: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The examples of a training JSONL file; a line that is not a JSON object holding ``fields`` is a
+    ``BadExamples`` that names it, and so is a file with no example."""
     refuse_benchmarks(path)
+    examples = []
     with Path(path).open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                example = load_json(line)
+            except json.JSONDecodeError as exc:
+                raise BadExamples(f"{path}:{number}: not JSON ({exc.msg})") from None
+            if not isinstance(example, dict) or any(name not in example for name in fields):
+                has = ", ".join(sorted(example)) if isinstance(example, dict) else type(example).__name__
+                raise BadExamples(f"{path}:{number}: an example holds {', '.join(fields)}; this one: {has}")
+            examples.append(example)
+    if not examples:
+        raise BadExamples(f"{path} holds no examples")
+    return examples
 
 
 def codegen_examples(records: Iterable[SynthRecord]) -> list[dict[str, Any]]:

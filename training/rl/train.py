@@ -122,7 +122,7 @@ def run_grpo(
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    out, rows = begin_run(config)
+    out, rows = begin_run(config, ("prompt",))
     history = RunHistory(f"rl{config.stage}", config, rows, Path(config.resume) if config.resume else None)
     for row in rows:  # one Arrow type per column: nested values travel as JSON text
         for name in JSON_COLUMNS:

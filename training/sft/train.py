@@ -164,7 +164,8 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    out, examples = begin_run(config)
+    fields = ("messages", "completion") if config.format == "chat" else ("prompt", "completion")
+    out, examples = begin_run(config, fields)
     resume = Path(config.resume) if config.resume else None
     history = RunHistory("sft", config, examples, resume, kinds=kind_counts(examples))
     tokenizer = AutoTokenizer.from_pretrained(config.model)
