@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator.cli import EXIT_FAILED, UsageError
+from simulator.config import DEFAULT_CHECKPOINT, checkpoints_dir
 from simulator.nlex.narrator import STYLES
 from simulator.pipeline.settings import REPAIR_MODES, RunSettings
 
@@ -242,7 +243,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     pro.add_argument("--candidate", type=Path, required=True, help="an `execsim train export --out` folder")
     pro.add_argument(
-        "--current", type=Path, default=Path("checkpoints/smollm2-135m-nlex"), help="the committed checkpoint"
+        "--current",
+        type=Path,
+        default=checkpoints_dir() / DEFAULT_CHECKPOINT,
+        help="the committed checkpoint (default: this checkout's checkpoints/smollm2-135m-nlex)",
     )
     pro.add_argument(
         "--candidate-results",

@@ -236,3 +236,11 @@ def test_kept_beside_cannot_name_the_current_one_and_a_dry_run_writes_nothing(fo
     assert "names the current checkpoint" in capsys.readouterr().err
     assert promote(folders, "--beside", str(folders / "kept"), "--dry-run") == 0
     assert "would write" in capsys.readouterr().out and not (folders / "kept").exists()
+
+
+def test_the_default_current_checkpoint_is_this_checkouts_from_any_folder(tmp_path, monkeypatch, capsys):
+    checkpoint(tmp_path / "candidate", "b" * 64, b"new")
+    monkeypatch.chdir(tmp_path)  # no checkpoints/ here: the committed one is found all the same
+    argv = ["train", "promote", "--candidate", "candidate", "--candidate-results", "eval-new"]
+    assert main([*argv, "--current-results", "eval-old"]) == EXIT_USAGE
+    assert "eval-new holds no <task>/results.json" in capsys.readouterr().err
