@@ -484,6 +484,8 @@ def _data(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise UsageError(f"cannot read {args.programs}: {exc}") from None
+    if not records:
+        raise UsageError(f"{args.programs} holds no programs (an `execsim train synth --out` programs.jsonl)")
     if args.near_misses < 0 or (args.near_misses and "simulate" not in kinds):
         raise UsageError("--near-misses is a count of simulated programs: >= 0, with --kinds simulate")
     index = _benchmark_index(args.benchmarks) if "repair" in kinds or args.near_misses else {}

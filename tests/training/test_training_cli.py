@@ -31,6 +31,7 @@ def test_train_is_registered_through_the_entry_point(capsys):
             "not an HF model folder",
         ),
         (["train", "data", "--programs", "{tmp}/missing.jsonl", "--out", "{tmp}/d"], "cannot read"),
+        (["train", "data", "--programs", "/dev/null", "--out", "{tmp}/d"], "/dev/null holds no programs"),
         (
             ["train", "data", "--programs", "{tmp}/p.jsonl", "--out", "{tmp}/d", "--fix-passing-only"],
             "give --fix-url too",
