@@ -679,8 +679,15 @@ def _check_model(args: argparse.Namespace) -> None:
         raise UsageError(f"--data {args.data} does not exist")
     if args.resume is not None and not args.resume.is_dir():
         raise UsageError(f"--resume {args.resume} is not a folder")
-    if args.save_steps < 1:
-        raise UsageError("--save-steps must be >= 1")
+    counts = ("max_steps", "save_steps", "lora_r", "batch_size", "grad_accum", "threads", "max_length")
+    for name in (*counts, "num_generations", "max_completion_length"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be >= 1, not {value}")
+    for name in ("lr", "max_minutes", "temperature"):
+        value = getattr(args, name, None)
+        if value is not None and not value > 0:  # nan too
+            raise UsageError(f"--{name.replace('_', '-')} must be > 0, not {value}")
     if args.init_adapter is not None:
         if args.full:
             raise UsageError("--init-adapter continues a LoRA adapter: it does not go with --full")

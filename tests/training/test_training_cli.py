@@ -37,12 +37,34 @@ def test_train_is_registered_through_the_entry_point(capsys):
             "give --fix-url too",
         ),
         (["train", "export", "--checkpoint", "{tmp}/none", "--out", "{tmp}/e"], "is not a folder"),
+        (["train", "export", "--checkpoint", "{tmp}", "--out", "{tmp}/e"], "nor a model (no config.json)"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(tmp_path, capsys, argv, message):
     assert main([a.format(tmp=tmp_path) for a in argv]) == EXIT_USAGE
     err = capsys.readouterr().err.strip().splitlines()
     assert message in err[-1]
+
+
+@pytest.mark.parametrize(
+    "stage, option, message",
+    [
+        ("sft", ["--lr", "-1"], "--lr must be > 0, not -1.0"),
+        ("sft", ["--max-minutes", "-2"], "--max-minutes must be > 0"),
+        ("sft", ["--max-steps", "0"], "--max-steps must be >= 1, not 0"),
+        ("sft", ["--batch-size", "0"], "--batch-size must be >= 1"),
+        ("rl", ["--num-generations", "0"], "--num-generations must be >= 1"),
+        ("rl", ["--temperature", "nan"], "--temperature must be > 0, not nan"),
+    ],
+)
+def test_numbers_a_run_cannot_use_are_refused_before_it_starts(tmp_path, capsys, stage, option, message):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}")
+    (tmp_path / "data.jsonl").write_text('{"prompt": "a", "completion": "b"}\n')
+    argv = ["train", stage, "--model", str(tmp_path / "model"), "--data", str(tmp_path / "data.jsonl")]
+    assert main([*argv, "--out", str(tmp_path / "out"), *option]) == EXIT_USAGE
+    assert message in capsys.readouterr().err.strip().splitlines()[-1]
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,15 @@ def test_an_adapter_without_a_base_is_refused(tmp_path):
         export(tmp_path / "adapter", tmp_path / "out")
 
 
+def test_a_training_runs_folder_names_the_adapter_inside_it(tmp_path):
+    """`train sft --out R` writes R/config.json (the run's, not a model's) beside R/adapter/."""
+    (tmp_path / "run" / "adapter").mkdir(parents=True)
+    (tmp_path / "run" / "adapter" / "adapter_config.json").write_text("{}")
+    (tmp_path / "run" / "config.json").write_text('{"max_steps": 100}')
+    with pytest.raises(ExportError, match="a training run's folder: pass --checkpoint .*run/adapter"):
+        export(tmp_path / "run", tmp_path / "out")
+
+
 def test_evaluation_results_need_n_and_an_interval():
     with pytest.raises(ExportError, match="n, low, high"):
         check_eval_results([{"benchmark": "b", "metric": "pass@1", "value": 0.5}])
