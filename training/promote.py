@@ -146,6 +146,8 @@ def promote(
     candidate, current = Path(candidate), Path(current)
     if beside is not None and Path(beside).resolve() == current.resolve():
         raise PromoteError(f"--beside names the current checkpoint {current}: leave it out to replace it")
+    if beside is not None and Path(beside).resolve() == candidate.resolve():
+        raise PromoteError(f"--beside names the candidate {candidate} itself: give a new folder")
     new_manifest = _manifest(candidate)
     old_manifest = _manifest(current)
     if not (candidate / "adapter" / ADAPTER_CONFIG).is_file():

@@ -234,6 +234,8 @@ def test_kept_beside_cannot_name_the_current_one_and_a_dry_run_writes_nothing(fo
     results(folders / "eval-new", "cruxeval-o", 30)
     assert promote(folders, "--beside", str(folders / "current")) == EXIT_USAGE
     assert "names the current checkpoint" in capsys.readouterr().err
+    assert promote(folders, "--beside", str(folders / "candidate")) == EXIT_USAGE
+    assert "names the candidate" in capsys.readouterr().err
     assert promote(folders, "--beside", str(folders / "kept"), "--dry-run") == 0
     assert "would write" in capsys.readouterr().out and not (folders / "kept").exists()
 
