@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 import threading
 from typing import Any
 
 from simulator.cli import EXIT_FAILED, UsageError
+from simulator.llm.server import port_in_use
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _up(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: not a port number")
-    busy = _port_in_use(args.host, args.port)
+    busy = port_in_use(args.host, args.port)
     if busy:
         print(f"execsim up: cannot listen on {args.host}:{args.port}: {busy}", file=sys.stderr)
         return EXIT_FAILED
@@ -44,19 +44,6 @@ def _up(args: argparse.Namespace) -> int:
 
     # A bad setting (exit 2) or a database that is down (exit 1): one line naming it, not a traceback.
     return run_command(lambda: _start(args))
-
-
-def _port_in_use(host: str, port: int) -> str | None:
-    """Why ``host:port`` cannot be listened on (another server holds it), or None: checked before
-    anything starts, so a busy port never gets as far as "ExecSim is up"."""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(address)
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    return None
 
 
 def _start(args: argparse.Namespace) -> int:
@@ -147,6 +134,13 @@ def _start_model_in_background() -> dict[str, Any]:
     os.environ["EXECSIM_MODEL_URL"] = f"http://127.0.0.1:{config.DEFAULT_MODEL_PORT}/v1"
     if not vllm_installed():
         print("model: vLLM is not installed (`execsim model install`); running without a model")
+        return holder
+    busy = port_in_use("127.0.0.1", config.DEFAULT_MODEL_PORT)
+    if busy:  # most likely an `execsim model serve` started first: the app asks it
+        print(
+            f"model: 127.0.0.1:{config.DEFAULT_MODEL_PORT} is taken ({busy}); the app asks the server "
+            "listening there (the status in the page's header says whether it answers)"
+        )
         return holder
 
     def start() -> None:

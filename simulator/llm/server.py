@@ -56,6 +56,20 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (another server holds it), or None. Checked before a
+    server starts: vLLM finds out only after loading, and another server answering on that port would
+    look like this one being ready."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 class ModelServer:
     """One vLLM server process serving ``model`` (an HF folder) as ``model_name`` (default: the default
     model's name, which is what clients request by default) on ``host:port``."""
@@ -141,6 +155,12 @@ class ModelServer:
             )
         if not (self.model / "config.json").is_file():
             raise ServerError(f"{self.model} is not an HF model folder (run `execsim model prepare`)")
+        busy = port_in_use(self.host, self.port)
+        if busy:
+            raise ServerError(
+                f"cannot listen on {self.host}:{self.port}: {busy} (another server holds it: stop it, "
+                "or give another --port)"
+            )
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("wb")
         self._started_at = time.monotonic()

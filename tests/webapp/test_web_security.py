@@ -101,6 +101,24 @@ def test_a_paste_over_the_upload_limit_says_what_the_limit_is(client, alice, set
     assert f"{limit:,} bytes" in page and "DATA_UPLOAD_MAX_MEMORY_SIZE" in page
 
 
+def test_execsim_up_asks_a_model_server_already_on_its_port_instead_of_starting_one(monkeypatch, capsys):
+    """`execsim model serve` first, then `execsim up`: the model's port is taken, so no second vLLM
+    is started (it would fail after loading, and the first server's answers looked like its own)."""
+    from simulator import config
+    from webapp.cli import _start_model_in_background
+
+    monkeypatch.setenv("EXECSIM_MODEL_URL", "unset by the test")
+    monkeypatch.setattr("simulator.llm.server.vllm_installed", lambda: True)
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        monkeypatch.setattr(config, "DEFAULT_MODEL_PORT", other.getsockname()[1])
+        holder = _start_model_in_background()
+    assert holder == {"server": None}
+    out = capsys.readouterr().out
+    assert f"127.0.0.1:{config.DEFAULT_MODEL_PORT} is taken" in out and "asks the server listening" in out
+
+
 def test_execsim_up_on_a_busy_port_fails_before_it_says_it_is_up(tmp_path):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

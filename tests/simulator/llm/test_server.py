@@ -11,6 +11,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -161,6 +162,20 @@ def test_model_server_reports_a_failed_start_with_its_log(
     with pytest.raises(ServerError, match="exited with code 3") as info:
         server.wait_ready(timeout_s=30)
     assert "failing on purpose" in info.value.log_tail
+
+
+def test_a_port_another_server_holds_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """Another server answering there would look like this one being ready."""
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        server = ModelServer(
+            _fake_model(tmp_path), port=port, entrypoint="fake_vllm_server", data_dir=tmp_path
+        )
+        with pytest.raises(ServerError, match=f"cannot listen on 127.0.0.1:{port}: Address already in use"):
+            server.start()
+    assert server.process is None
 
 
 def test_model_serve_prints_ready_and_stops_cleanly_on_sigterm(tmp_path: Path, fake_vllm: Path) -> None:
