@@ -281,7 +281,7 @@ def steps_text(trace: Any) -> str:
     """One line per recorded step: index, event, function:line, changed variables, printed text."""
     lines = []
     for step in trace.steps:
-        parts = [f"{step.index:>5} {step.event:<9} {'  ' * step.depth}{step.function}:{step.line}"]
+        parts = [f"{step.index:>5} {step.kind:<9} {'  ' * step.depth}{step.function}:{step.line}"]
         if step.changed:
             parts.append(", ".join(f"{name}={value.repr}" for name, value in step.changed.items()))
         if step.value is not None:

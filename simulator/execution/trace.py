@@ -48,6 +48,7 @@ from __future__ import annotations
 import json
 import struct
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -86,6 +87,13 @@ class Step:
     frame: int = 0
     refs: dict[str, int] = field(default_factory=dict)  # local -> object number (see the module doc)
     heap: list[dict[str, Any]] = field(default_factory=list)  # views of objects new or changed here
+    resumed: bool = False  # call: a generator (or coroutine) going on after a yield, not a new call
+    yielded: bool = False  # return: the frame yields ``value`` and may be resumed, it does not return
+
+    @property
+    def kind(self) -> str:
+        """The event as a listing names it: ``resume`` and ``yield`` apart from ``call`` and ``return``."""
+        return "resume" if self.resumed else "yield" if self.yielded else self.event
 
     def to_dict(self) -> dict[str, Any]:
         """The step's JSON object (what ``asdict`` gives, built by hand: ~4x cheaper, once a step);
@@ -106,6 +114,10 @@ class Step:
             data["refs"] = self.refs
         if self.heap:
             data["heap"] = self.heap
+        if self.resumed:
+            data["resumed"] = True
+        if self.yielded:
+            data["yielded"] = True
         return data
 
     @classmethod
@@ -123,6 +135,8 @@ class Step:
             frame=s.get("frame", 0),
             refs=dict(s.get("refs") or {}),
             heap=list(s.get("heap") or []),
+            resumed=bool(s.get("resumed")),
+            yielded=bool(s.get("yielded")),
         )
 
 
@@ -187,7 +201,7 @@ class Trace:
         """A PySnooper-style text listing, one step per line: stable, for golden files and terminals."""
         lines = []
         for step in self.steps:
-            head = f"{step.index:>4} {'  ' * step.depth}{step.event:<9} {step.function}:{step.line}"
+            head = f"{step.index:>4} {'  ' * step.depth}{step.kind:<9} {step.function}:{step.line}"
             parts = [head]
             for name, val in step.changed.items():
                 parts.append(f"{name} = {val.repr} ({val.type})")
@@ -296,6 +310,14 @@ class Objects:
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def calls_made(steps: list[Step], start: int, end: int, depth: int) -> Counter[str]:
+    """How many times the frame at ``depth`` called each function in ``steps[start:end]``: the calls
+    one level down, a generator going on after its yield not counted again."""
+    return Counter(
+        s.function for s in steps[start:end] if s.event == "call" and s.depth == depth + 1 and not s.resumed
+    )
 
 
 class StepStream:

@@ -78,7 +78,16 @@ _PLAIN = frozenset({int, float, str, bool, type(None)})  # builtin reprs without
 # raised (a RERAISE that restores it).
 _RETURNS = frozenset(opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST") if name in opmap)
 _YIELD = opmap["YIELD_VALUE"]
+# A frame's ``call`` event is at its RESUME instruction, whose argument says why it runs: 0 it starts,
+# else it goes on after a yield, a ``yield from`` or an ``await`` (the low two bits from 3.13 on).
+_RESUME = opmap["RESUME"]
+_SUSPENDS = 0x20 | 0x80 | 0x200  # CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR (inspect's; stable)
 REPLACED = "the trace function was replaced (by the program, or by Python at the recursion limit)"
+
+
+def _resumes(code: bytes, offset: int) -> bool:
+    """Whether the instruction at ``offset`` (a call event's) resumes a suspended frame."""
+    return 0 <= offset < len(code) - 1 and code[offset] == _RESUME and code[offset + 1] & 3 != 0
 
 
 def safe_repr(obj: Any, limit: int = DEFAULT_MAX_REPR) -> str:
@@ -242,7 +251,9 @@ class Tracer:
             self._frame_count += 1
             state: list[Any] = [self._frame_count, depth, {}, False]
             self._frames[frame] = state
-            self._record(frame, "call", state, None)
+            code = frame.f_code
+            resumed = code.co_flags & _SUSPENDS and _resumes(code.co_code, frame.f_lasti)
+            self._record(frame, "call", state, None, mark="resumed" if resumed else "")
         except RecursionError:
             return self._local
         except Exception as exc:
@@ -264,7 +275,10 @@ class Tracer:
                 if arg is None and self._raised(frame, state):
                     self._record(frame, "return", state, None)
                 else:
-                    self._record(frame, "return", state, _value(arg, self.max_repr), arg)
+                    code = frame.f_code
+                    yielded = code.co_flags & _SUSPENDS and code.co_code[frame.f_lasti] == _YIELD
+                    mark = "yielded" if yielded else ""
+                    self._record(frame, "return", state, _value(arg, self.max_repr), arg, mark=mark)
                 del self._frames[frame]
             elif event == "exception":
                 state[3] = True
@@ -293,8 +307,16 @@ class Tracer:
         return op != _YIELD or state[3]
 
     def _record(
-        self, frame: FrameType, event: str, state: list[Any], value: Value | None, returned: Any = None
+        self,
+        frame: FrameType,
+        event: str,
+        state: list[Any],
+        value: Value | None,
+        returned: Any = None,
+        mark: str = "",
     ) -> None:
+        """Append the step of ``event``; ``mark``: "resumed" (a call that goes on after a yield) or
+        "yielded" (a return that yields)."""
         if len(self.steps) >= self.max_steps:
             self._truncate("max_steps")
             return
@@ -344,6 +366,8 @@ class Tracer:
             frame=state[0],
             refs=refs,
             heap=heap,
+            resumed=mark == "resumed",
+            yielded=mark == "yielded",
         )
         if self._stream is not None and not self._stream.write(step):
             self._truncate("max_size")  # the step did not fit: it is not part of the trace

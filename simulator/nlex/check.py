@@ -25,13 +25,12 @@ import ast
 import builtins
 import re
 from bisect import bisect_right
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from simulator.compare import NOT_LITERAL, literal, outputs_match, same_value
-from simulator.execution.trace import TRUNCATION_MARK, Objects, Trace, Value
+from simulator.execution.trace import TRUNCATION_MARK, Objects, Trace, Value, calls_made
 from simulator.nlex.blocks import control_blocks
 from simulator.nlex.claims import Claim, extract_claims, object_value
 from simulator.source import parse_python
@@ -258,9 +257,7 @@ def _check_calls(index: _Index, anchor: int | None, claim: Claim, trace: Trace) 
     after = index.next_in_frame(anchor)
     end = after if after is not None else len(index.steps)
     depth = index.steps[anchor].depth
-    made = Counter(
-        s.function for s in index.steps[anchor + 1 : end] if s.event == "call" and s.depth == depth + 1
-    )
+    made = calls_made(index.steps, anchor + 1, end, depth)
     said = {name: int(n) for name, n in re.findall(r"(\S+) (\d+)", claim.value or "")}
     actual = ", ".join(f"{name} {n} time{'s' if n > 1 else ''}" for name, n in sorted(made.items()))
     ok = bool(said) and all(made.get(name) == n for name, n in said.items())

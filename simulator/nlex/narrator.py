@@ -32,7 +32,7 @@ from bisect import bisect_right
 from collections import Counter
 
 from simulator.execution.program import Program
-from simulator.execution.trace import ADDRESS_MARK, Objects, Step, Trace, Value
+from simulator.execution.trace import ADDRESS_MARK, Objects, Step, Trace, Value, calls_made
 from simulator.source import parse_python
 
 ITERATIONS = 2
@@ -195,19 +195,25 @@ class _Narrator:
         if first.function in _COMPREHENSIONS:  # a frame of its own (Python 3.11), started by its line
             return f"{self.head(first.line)}{dash} {_COMPREHENSIONS[first.function]} starts."
         args = self.assignments(list(first.changed), first.index)
-        called = f"{first.function} is called" + (f" with {args}" if args else "")
+        called = f"{first.function} {'resumes' if first.resumed else 'is called'}" + (
+            f" with {args}" if args else ""
+        )
         return f"{self.head(first.line)}{dash} {called}."
 
     def note(self, lines: list[int], k: int, counts: Counter[int]) -> str:
         """What the line at ``lines[k]`` does to the control flow (loop or branch), counting a loop's
         iterations in ``counts``."""
         line = self.steps[lines[k]].line
-        previous = self.steps[lines[k - 1]].line if k else None
+        start = self.steps[self.own[0]]
+        # a generator resumed at its yield was already in the loops around that line
+        previous = self.steps[lines[k - 1]].line if k else start.line if start.resumed else None
         following = self.steps[lines[k + 1]].line if k + 1 < len(lines) else None
         if line in self.loops:
             low, high = self.loops[line]
             if previous is None or not low <= previous <= high:
                 counts[line] = 0
+            elif not k:
+                counts[line] = max(counts[line], 1)
             if following is not None and low < following <= high:
                 counts[line] += 1
                 return "starts the loop" if counts[line] == 1 else "starts the next iteration"
@@ -297,11 +303,7 @@ class _Narrator:
         if note:
             parts.append(note)
         end = nxt.index if nxt is not None else len(self.steps) - 1
-        calls = Counter(
-            s.function
-            for s in self.steps[index + 1 : end + 1]
-            if s.event == "call" and s.depth == step.depth + 1
-        )
+        calls = calls_made(self.steps, index + 1, end + 1, step.depth)
         if calls:
             parts.append(
                 "calling "
@@ -316,7 +318,7 @@ class _Narrator:
             names += [n for n in self.mutated(index, end) if n not in names]
         returned = self.objects.returned(nxt) if nxt is not None else None
         if nxt is not None and nxt.event == "return" and returned is not None and nxt.function != "<module>":
-            parts.append(f"returns {returned.repr}")
+            parts.append(f"{'yields' if nxt.yielded else 'returns'} {returned.repr}")
         elif nxt is not None and nxt.event == "exception" and nxt.value is not None:
             parts.append(f"raises {nxt.value.repr}")
         hidden = [n for n in names if (v := self.value_at(n, end)) is not None and v.type in _HIDDEN_TYPES]

@@ -130,7 +130,9 @@
   function describe(s) {
     if (!s) { return "(no step)"; }
     var where = s["function"] + ", line " + s.line;
+    if (s.event === "call" && s.resumed) { return "resume: " + s["function"] + " goes on after its yield (line " + s.line + ")"; }
     if (s.event === "call") { return "call: " + s["function"] + " starts (line " + s.line + ")"; }
+    if (s.event === "return" && s.yielded) { return "yield from " + s["function"] + " \u2192 " + shown(s.value); }
     if (s.event === "return") {
       return "return from " + s["function"] + (s.value ? " \u2192 " + shown(s.value) : " (unwinding an exception)");
     }

@@ -111,6 +111,27 @@ def test_generators_yield_none_but_a_closed_generator_raises() -> None:
     assert returns["gen"] == ["None", "None", None]  # two yields of None, then GeneratorExit
 
 
+def test_a_yield_and_the_resume_after_it_are_marked_a_first_start_is_a_call() -> None:
+    code = (
+        "def evens(n):\n    for i in range(n):\n        if i % 2 == 0:\n            yield i\n"
+        "def inner():\n    yield 1\n    return 2\n"
+        "def outer():\n    got = yield from inner()\n    yield got\n"
+        "def f(n):\n    return list(evens(n)) + list(evens(n)) + list(outer())\n"
+    )
+    steps = trace_in_process(code, "f(3)").trace.steps
+    kinds = {
+        name: [s.kind for s in steps if s.function == name and s.event != "line"]
+        for name in ("evens", "outer")
+    }
+    one = ["call", "yield", "resume", "yield", "resume", "return"]  # two yields, then the end
+    assert kinds["evens"] == one + one  # each generator object starts with a call, not a resume
+    assert [k for k in kinds["outer"] if k != "exception"] == one  # yields inner's 1, then its own 2
+    assert not any(s.resumed or s.yielded for s in steps if s.function == "f")
+    again = Trace.from_dict(json.loads(json.dumps(Trace(steps=steps).to_dict()))).steps
+    assert [s.kind for s in again] == [s.kind for s in steps]
+    assert "resumed" not in steps[0].to_dict() and steps[7].to_dict().get("resumed") is True
+
+
 def test_uncaught_exception_keeps_the_trace() -> None:
     run = trace_in_process("def f(x):\n    y = 1\n    raise ValueError('no ' + x)\n", "f('way')")
     assert run.exception is not None and run.exception.type == "ValueError"
@@ -180,10 +201,10 @@ def test_long_reprs_are_truncated_and_addresses_normalised() -> None:
 class FailingTracer(Tracer):
     """Test double: its recording breaks after a few steps, as a bug in the tracer would."""
 
-    def _record(self, frame, event, state, value):  # type: ignore[no-untyped-def]
+    def _record(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         if len(self.steps) >= 3:
             raise KeyError("tracer bug")
-        super()._record(frame, event, state, value)
+        super()._record(*args, **kwargs)
 
 
 def test_a_fault_in_the_tracer_disables_it_and_the_program_continues() -> None:

@@ -15,7 +15,7 @@ from simulator.execution.trace import Trace
 from simulator.execution.tracer import trace_in_process
 from simulator.nlex.check import check_text
 from simulator.nlex.claims import program_names
-from simulator.nlex.narrator import STYLES, narrate
+from simulator.nlex.narrator import STYLES, narrate, step_sentences
 
 SAMPLES = Path(__file__).parent / "samples"
 CASES = sorted(p.stem for p in SAMPLES.glob("*.py"))
@@ -60,6 +60,24 @@ def test_loops_are_summarised_after_two_iterations() -> None:
     assert text.count("starts the next iteration") == 1
     assert "Lines 3-8 repeat 5 more times." in text
     assert text.rstrip().endswith("[ANSWER]\nassert f(20) == 7\n[/ANSWER]")
+
+
+def test_a_generator_yields_and_resumes_and_is_called_once() -> None:
+    code = (
+        "def evens(n):\n    for i in range(n):\n        if i % 2 == 0:\n            yield i\n\n"
+        "def f(n):\n    return list(evens(n))\n"
+    )
+    program = Program(code=code, call="f(3)")
+    trace = trace_in_process(code, "f(3)").trace
+    said = dict(step_sentences(trace, program))
+    assert said[6] == "Line 4: `yield i` yields 0." and said[13] == "Line 4: `yield i` yields 2."
+    assert said[7] == "Line 4: `yield i` - evens resumes with n = 3, i = 0."
+    assert said[9] == "Line 2: `for i in range(n):` starts the next iteration; now i = 1."
+    text = narrate(trace, program)
+    assert "`return list(evens(n))` calling evens 1 time, returns [0, 2]." in text
+    result = check_text(text, trace, program_names(code))
+    assert result.count("false") == 0
+    assert any(v.claim.kind == "calls" and v.verdict == "true" for v in result.verdicts)  # evens 1 time
 
 
 def test_stdin_programs_end_in_an_output_block() -> None:

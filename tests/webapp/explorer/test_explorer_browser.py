@@ -104,3 +104,27 @@ def test_an_embed_is_framed_by_another_page(page_as, live_server, educator):
     frame = page.frame_locator("iframe")
     frame.locator('[data-testid="ex-forward"]').click()
     assert frame.locator('[data-testid="ex-step"]').inner_text() == "1"
+
+
+def test_a_generator_yields_and_resumes_it_is_not_called_again(page_as, live_server, educator):
+    from simulator.execution import Program
+    from webapp.explorer.views import _save
+
+    code = (
+        "def evens(n):\n    for i in range(n):\n        if i % 2 == 0:\n            yield i\n\n\n"
+        "def f(n):\n    return list(evens(n))\n"
+    )
+    trace = _save(educator, Program(code=code, call="f(3)"), title="a generator")
+    page = page_as(educator)
+    page.goto(f"{live_server.url}/explorer/t/{trace.slug}/#step-6")  # the first yield
+    event, narration = page.locator('[data-testid="ex-event"]'), page.locator('[data-testid="ex-narration"]')
+    assert (
+        event.inner_text() == "yield from evens \u2192 0" and "`yield i` yields 0" in narration.inner_text()
+    )
+    page.click('[data-testid="ex-forward"]')
+    assert event.inner_text() == "resume: evens goes on after its yield (line 4)"
+    resumes = narration.inner_text()
+    assert "evens resumes with " in resumes and "i = 0" in resumes and "is called" not in resumes
+    page.click('[data-testid="ex-forward"]')
+    page.click('[data-testid="ex-forward"]')
+    assert "starts the next iteration; now i = 1" in narration.inner_text()
