@@ -193,7 +193,8 @@ class _Narrator:
             return "The program starts."
         dash = "" if self.compact else " -"
         if first.function in _COMPREHENSIONS:  # a frame of its own (Python 3.11), started by its line
-            return f"{self.head(first.line)}{dash} {_COMPREHENSIONS[first.function]} starts."
+            verb = "resumes" if first.resumed else "starts"
+            return f"{self.head(first.line)}{dash} {_COMPREHENSIONS[first.function]} {verb}."
         args = self.assignments(list(first.changed), first.index)
         called = f"{first.function} {'resumes' if first.resumed else 'is called'}" + (
             f" with {args}" if args else ""

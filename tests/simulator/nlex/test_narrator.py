@@ -75,6 +75,12 @@ def test_a_generator_yields_and_resumes_and_is_called_once() -> None:
     assert said[9] == "Line 2: `for i in range(n):` starts the next iteration; now i = 1."
     text = narrate(trace, program)
     assert "`return list(evens(n))` calling evens 1 time, returns [0, 2]." in text
+    expression = "def f(n):\n    return sum(x for x in range(n) if x % 2)\n"  # a generator too
+    said = [
+        s for _, s in step_sentences(trace_in_process(expression, "f(4)").trace, Program(code=expression))
+    ]
+    assert sum("the generator expression starts" in s for s in said) == 1
+    assert sum("the generator expression resumes" in s for s in said) >= 1
     result = check_text(text, trace, program_names(code))
     assert result.count("false") == 0
     assert any(v.claim.kind == "calls" and v.verdict == "true" for v in result.verdicts)  # evens 1 time
