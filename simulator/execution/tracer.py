@@ -39,7 +39,7 @@ import sys
 from dataclasses import dataclass
 from itertools import islice
 from opcode import opmap
-from types import BuiltinFunctionType, FrameType, FunctionType, MemberDescriptorType, ModuleType
+from types import BuiltinFunctionType, CodeType, FrameType, FunctionType, MemberDescriptorType, ModuleType
 from typing import Any
 
 from simulator.execution.trace import DEFAULT_MAX_STEPS, TRUNCATION_MARK, Step, StepStream, Trace, Value
@@ -197,6 +197,7 @@ class Tracer:
         # Per live frame: [frame number, depth, {name: (object, Value)}, exception event and no line since?]
         self._frames: dict[FrameType, list[Any]] = {}
         self._frame_count = 0
+        self._code: dict[CodeType, bytes] = {}  # co_code, which CPython rebuilds on every read (3.11+)
         self._trace_fn = self._global  # one bound method, so "is it still installed?" can be asked
         # Heap objects: id(obj) -> (number, obj), the object kept so that its id is never reused; the
         # last view recorded per number; whether the walk in progress met an instance.
@@ -218,6 +219,7 @@ class Tracer:
             self.error = REPLACED
         self._disable()
         self._frames.clear()
+        self._code.clear()
         self._objects.clear()
         self._views.clear()
         return Trace(
@@ -251,8 +253,7 @@ class Tracer:
             self._frame_count += 1
             state: list[Any] = [self._frame_count, depth, {}, False]
             self._frames[frame] = state
-            code = frame.f_code
-            resumed = code.co_flags & _SUSPENDS and _resumes(code.co_code, frame.f_lasti)
+            resumed = frame.f_code.co_flags & _SUSPENDS and _resumes(self._bytecode(frame), frame.f_lasti)
             self._record(frame, "call", state, None, mark="resumed" if resumed else "")
         except RecursionError:
             return self._local
@@ -275,9 +276,8 @@ class Tracer:
                 if arg is None and self._raised(frame, state):
                     self._record(frame, "return", state, None)
                 else:
-                    code = frame.f_code
-                    yielded = code.co_flags & _SUSPENDS and code.co_code[frame.f_lasti] == _YIELD
-                    mark = "yielded" if yielded else ""
+                    suspends = frame.f_code.co_flags & _SUSPENDS
+                    mark = "yielded" if suspends and self._bytecode(frame)[frame.f_lasti] == _YIELD else ""
                     self._record(frame, "return", state, _value(arg, self.max_repr), arg, mark=mark)
                 del self._frames[frame]
             elif event == "exception":
@@ -293,15 +293,22 @@ class Tracer:
             return None
         return self._local
 
-    @staticmethod
-    def _raised(frame: FrameType, state: list[Any]) -> bool:
+    def _bytecode(self, frame: FrameType) -> bytes:
+        """The frame's code as bytes (instruction, argument), read once per code object."""
+        code = frame.f_code
+        found = self._code.get(code)
+        if found is None:
+            found = self._code[code] = code.co_code
+        return found
+
+    def _raised(self, frame: FrameType, state: list[Any]) -> bool:
         """Whether a ``return`` event with arg None is an exception leaving ``frame``, not ``return None``.
 
         The last instruction tells: a return instruction returned None; a yield yielded None unless an
         exception was thrown into the generator there (``close``, ``throw``: an exception event and no
         line since, ``state[3]``); anything else raised, even after cleanup lines (``finally``, ``with``)
         ran and cleared ``state[3]``."""
-        op = frame.f_code.co_code[frame.f_lasti]
+        op = self._bytecode(frame)[frame.f_lasti]
         if op in _RETURNS:
             return False
         return op != _YIELD or state[3]
@@ -366,9 +373,9 @@ class Tracer:
             frame=state[0],
             refs=refs,
             heap=heap,
-            resumed=mark == "resumed",
-            yielded=mark == "yielded",
         )
+        if mark:
+            setattr(step, mark, True)
         if self._stream is not None and not self._stream.write(step):
             self._truncate("max_size")  # the step did not fit: it is not part of the trace
             return
