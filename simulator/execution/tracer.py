@@ -197,7 +197,9 @@ class Tracer:
         # Per live frame: [frame number, depth, {name: (object, Value)}, exception event and no line since?]
         self._frames: dict[FrameType, list[Any]] = {}
         self._frame_count = 0
-        self._code: dict[CodeType, bytes] = {}  # co_code, which CPython rebuilds on every read (3.11+)
+        # id(code) -> (code, its co_code): CPython rebuilds co_code on every read (3.11+), and hashes a code
+        # object by its contents; holding the code keeps its id from being reused
+        self._code: dict[int, tuple[CodeType, bytes]] = {}
         self._trace_fn = self._global  # one bound method, so "is it still installed?" can be asked
         # Heap objects: id(obj) -> (number, obj), the object kept so that its id is never reused; the
         # last view recorded per number; whether the walk in progress met an instance.
@@ -296,10 +298,10 @@ class Tracer:
     def _bytecode(self, frame: FrameType) -> bytes:
         """The frame's code as bytes (instruction, argument), read once per code object."""
         code = frame.f_code
-        found = self._code.get(code)
+        found = self._code.get(id(code))
         if found is None:
-            found = self._code[code] = code.co_code
-        return found
+            found = self._code[id(code)] = (code, code.co_code)
+        return found[1]
 
     def _raised(self, frame: FrameType, state: list[Any]) -> bool:
         """Whether a ``return`` event with arg None is an exception leaving ``frame``, not ``return None``.
