@@ -196,18 +196,19 @@ class _Narrator:
             verb = "resumes" if first.resumed else "starts"
             return f"{self.head(first.line)}{dash} {_COMPREHENSIONS[first.function]} {verb}."
         args = self.assignments(list(first.changed), first.index)
-        called = f"{first.function} {'resumes' if first.resumed else 'is called'}" + (
-            f" with {args}" if args else ""
-        )
+        verb = "resumes" if first.resumed else "is called"
+        called = f"{first.function} {verb}" + (f" with {args}" if args else "")
         return f"{self.head(first.line)}{dash} {called}."
 
     def note(self, lines: list[int], k: int, counts: Counter[int]) -> str:
         """What the line at ``lines[k]`` does to the control flow (loop or branch), counting a loop's
         iterations in ``counts``."""
         line = self.steps[lines[k]].line
-        start = self.steps[self.own[0]]
-        # a generator resumed at its yield was already in the loops around that line
-        previous = self.steps[lines[k - 1]].line if k else start.line if start.resumed else None
+        if k:
+            previous: int | None = self.steps[lines[k - 1]].line
+        else:  # a generator resumed at its yield was already inside the loops around that line
+            first = self.steps[self.own[0]]
+            previous = first.line if first.resumed else None
         following = self.steps[lines[k + 1]].line if k + 1 < len(lines) else None
         if line in self.loops:
             low, high = self.loops[line]
