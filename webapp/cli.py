@@ -18,7 +18,6 @@ import threading
 from typing import Any
 
 from simulator.cli import EXIT_FAILED, UsageError
-from simulator.llm.server import port_in_use
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _up(args: argparse.Namespace) -> int:
+    from simulator.llm.server import port_in_use
+
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: not a port number")
     busy = port_in_use(args.host, args.port)
@@ -128,7 +129,7 @@ def _start_model_in_background() -> dict[str, Any]:
     until it answers). It is served under the name ``config.model_name()`` requests by default."""
     from simulator import config
     from simulator.llm import default_model
-    from simulator.llm.server import ModelServer, vllm_installed
+    from simulator.llm.server import ModelServer, port_in_use, vllm_installed
 
     holder: dict[str, Any] = {"server": None}
     os.environ["EXECSIM_MODEL_URL"] = f"http://127.0.0.1:{config.DEFAULT_MODEL_PORT}/v1"

@@ -64,13 +64,14 @@ def merge(checkpoint: Path, out: Path, base: str | None = None) -> tuple[Path, P
 
     checkpoint, out = Path(checkpoint), Path(out)
     merged = out / "merged"
-    inside = [checkpoint / name for name in ("adapter", "model") if (checkpoint / name).is_dir()]
-    if not is_adapter(checkpoint) and inside:
-        raise ExportError(f"{checkpoint} is a training run's folder: pass --checkpoint {inside[0]}")
-    if not is_adapter(checkpoint) and not (checkpoint / "config.json").is_file():
-        raise ExportError(
-            f"{checkpoint} is neither a LoRA adapter (no {ADAPTER_CONFIG}) nor a model (no config.json)"
-        )
+    if not is_adapter(checkpoint):
+        inside = [checkpoint / name for name in ("adapter", "model") if (checkpoint / name).is_dir()]
+        if inside:
+            raise ExportError(f"{checkpoint} is a training run's folder: pass --checkpoint {inside[0]}")
+        if not (checkpoint / "config.json").is_file():
+            raise ExportError(
+                f"{checkpoint} is neither a LoRA adapter (no {ADAPTER_CONFIG}) nor a model (no config.json)"
+            )
     if is_adapter(checkpoint):
         adapter_config = json.loads((checkpoint / ADAPTER_CONFIG).read_text())
         base = base or adapter_config.get("base_model_name_or_path")
