@@ -132,26 +132,28 @@ def _eval(args: argparse.Namespace) -> int:
     )
     console = Console(stderr=True)
     columns = (TextColumn(args.task), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console) as bar:
-        job = bar.add_task(args.task, total=None)
+    try:
+        with Progress(*columns, console=console) as bar:
+            job = bar.add_task(args.task, total=None)
 
-        def progress(done: int, total: int) -> None:
-            bar.update(job, completed=done, total=total)
+            def progress(done: int, total: int) -> None:
+                bar.update(job, completed=done, total=total)
 
-        async def go() -> dict:
-            try:
-                return await run(settings, (module.load, module.evaluate), client, progress)
-            finally:
-                await client.aclose()
+            async def go() -> dict:
+                try:
+                    return await run(settings, (module.load, module.evaluate), client, progress)
+                finally:
+                    await client.aclose()
 
-        try:
             record = asyncio.run(go())
-        except Exception as exc:  # the server went away, or answered garbage: say so, keep the cache
-            console.print(f"[red]eval failed:[/] {type(exc).__name__}: {exc}")
-            if isinstance(exc, LLMUnavailable):
-                console.print(LLMUnavailable.HINT)
-            console.print(f"rerun the same command to resume from {settings.out / 'requests.jsonl'}")
-            return EXIT_FAILED
+    except (
+        Exception
+    ) as exc:  # the server went away, or answered garbage: say so (under the bar), keep the cache
+        console.print(f"[red]eval failed:[/] {type(exc).__name__}: {exc}")
+        if isinstance(exc, LLMUnavailable):
+            console.print(LLMUnavailable.HINT)
+        console.print(f"rerun the same command to resume from {settings.out / 'requests.jsonl'}")
+        return EXIT_FAILED
     console.print(f"wrote {settings.out}/results.json, report.md, plots")
     print(final_line(record), flush=True)
     return 0

@@ -484,6 +484,7 @@ def test_cli_says_what_to_do_when_the_server_is_down(tmp_path: Path, monkeypatch
     said = " ".join(capsys.readouterr().err.split())
     assert "not reachable" in said and " ".join(LLMUnavailable.HINT.split()) in said
     assert "rerun the same command to resume" in said
+    assert said.index("cruxeval-o") < said.index("eval failed")  # the bar closed first, the message last
 
 
 def _eval_cli(server: Any, out: Path, limit: int) -> subprocess.CompletedProcess[str]:
