@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from simulator.config import checkpoints_dir
 from simulator.evaluation.paired import REPAIR_REPLIES, PairedDifference, compare
 from simulator.llm.merge import ADAPTER_CONFIG
 
@@ -144,9 +145,10 @@ def promote(
     """Compare, and replace ``current`` with ``candidate`` when the gate accepts, or write it to the
     folder ``beside`` whatever the verdict (neither when ``dry_run``)."""
     candidate, current = Path(candidate), Path(current)
-    if beside is not None and Path(beside).resolve() == current.resolve():
+    beside = Path(beside) if beside is not None else None
+    if beside is not None and beside.resolve() == current.resolve():
         raise PromoteError(f"--beside names the current checkpoint {current}: leave it out to replace it")
-    if beside is not None and Path(beside).resolve() == candidate.resolve():
+    if beside is not None and beside.resolve() == candidate.resolve():
         raise PromoteError(f"--beside names the candidate {candidate} itself: give a new folder")
     new_manifest = _manifest(candidate)
     old_manifest = _manifest(current)
@@ -169,9 +171,7 @@ def promote(
         return decision
     if beside is not None:
         _write(
-            candidate,
-            Path(beside),
-            _kept_beside(candidate, current, Path(beside), new_manifest, old_manifest, decision),
+            candidate, beside, _kept_beside(candidate, current, beside, new_manifest, old_manifest, decision)
         )
     elif decision.promote:
         _write(candidate, current, _promoted(candidate, new_manifest, old_manifest, decision))
@@ -229,8 +229,6 @@ def _kept_beside(
 
 def chosen_by(folder: Path) -> str:
     """What ``EXECSIM_CHECKPOINT`` says to serve ``folder``: its name in checkpoints/, else its path."""
-    from simulator.config import checkpoints_dir
-
     folder = Path(folder)
     return folder.name if folder.resolve().parent == checkpoints_dir().resolve() else str(folder.resolve())
 

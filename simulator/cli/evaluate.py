@@ -146,9 +146,8 @@ def _eval(args: argparse.Namespace) -> int:
                     await client.aclose()
 
             record = asyncio.run(go())
-    except (
-        Exception
-    ) as exc:  # the server went away, or answered garbage: say so (under the bar), keep the cache
+    # the server went away, or answered garbage: say so (under the closed bar), keep the cache
+    except Exception as exc:
         console.print(f"[red]eval failed:[/] {type(exc).__name__}: {exc}")
         if isinstance(exc, LLMUnavailable):
             console.print(LLMUnavailable.HINT)

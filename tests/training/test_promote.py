@@ -218,7 +218,7 @@ def test_a_candidate_kept_beside_is_written_whatever_the_verdict_and_the_default
 
 
 def test_a_folder_in_checkpoints_is_served_by_its_name(folders, monkeypatch, capsys):
-    monkeypatch.setattr("simulator.config.checkpoints_dir", lambda: folders / "checkpoints")
+    monkeypatch.setattr("training.promote.checkpoints_dir", lambda: folders / "checkpoints")
     results(folders / "eval-old", "cruxeval-o", 6)
     results(folders / "eval-new", "cruxeval-o", 30)
     assert promote(folders, "--beside", str(folders / "checkpoints" / "kept")) == 0
