@@ -40,6 +40,8 @@ DEFAULT_WAYS = (  # the paper's rule, the app's (with ties at random, and its de
     "sim-likely-agree:random",
     "sim-likely-agree:sim",
     "agree:random",
+    "sim-count:random",
+    "sim-count:sim",
 )
 
 
@@ -115,7 +117,8 @@ def mixed_groups(records: list[dict[str, Any]]) -> dict[str, Any]:
     every test and one that fails: how many such groups, the chance that the simulation's pick
     (``sim``: public tests matched, a program known to fail scoring none, ties at random), a random
     pick and the oracle's pick pass there, and the simulation's matches for the passing and failing
-    candidates there (``[matched, n]``)."""
+    candidates there (``[matched, n]``), and with ``--sims m`` their matching attempts
+    (``counted``: attempts summed, candidates)."""
     out: dict[str, Any] = {
         "groups": 0,
         "mixed": 0,
@@ -124,6 +127,7 @@ def mixed_groups(records: list[dict[str, Any]]) -> dict[str, Any]:
         "oracle": 0.0,
         "pass": [0, 0],
         "fail": [0, 0],
+        "counted": {"pass": [0, 0], "fail": [0, 0]},  # matching attempts (--sims m), candidates
     }
     for record in records:
         for item in record["items"]:
@@ -145,6 +149,10 @@ def mixed_groups(records: list[dict[str, Any]]) -> dict[str, Any]:
                     cell = out["pass" if ok else "fail"]
                     cell[0] += bool(c["sim_matches"]) and not c["cannot_pass"]
                     cell[1] += 1
+                    if c.get("sim_count") is not None:
+                        counted = out["counted"]["pass" if ok else "fail"]
+                        counted[0] += 0 if c["cannot_pass"] else c["sim_count"]
+                        counted[1] += 1
     return out
 
 
@@ -187,6 +195,13 @@ def main(argv: list[str] | None = None) -> int:
             f"by the oracle {mixed['oracle'] / n:.1%}; the simulation matched {mixed['pass'][0]} of "
             f"{mixed['pass'][1]} passing and {mixed['fail'][0]} of {mixed['fail'][1]} failing ones there"
         )
+        counted = mixed["counted"]
+        if counted["pass"][1] and counted["fail"][1]:
+            print(
+                "matching attempts a candidate there (--sims m): "
+                f"passing {counted['pass'][0] / counted['pass'][1]:.2f}, "
+                f"failing {counted['fail'][0] / counted['fail'][1]:.2f}"
+            )
     right, wrong, tied = ranked_pairs(records)
     total = right + wrong + tied
     if total:

@@ -34,6 +34,13 @@ looks at the first k candidates and picks one, as the papers do, from what is kn
                           Measured only with k > 1, unless ``--no-likelihood`` (a run of n=8 takes
                           about four times as long with it: vLLM reads a scored prompt without its
                           cached prefix).
+- ``sim-count`` (in ``extra.paired`` only, with ``--sims m`` > 1) the paper's rule with its m
+                          output-prediction attempts per test counted, not voted: a candidate's
+                          score is how many of its attempts on the public tests match
+                          (``sim_count`` in results.json), ties at random. The paper makes 5
+                          attempts per test and does not say how it combines them; a count keeps
+                          a program whose simulation the model gets right 2 times in 5 above one
+                          it gets right once, where the vote calls both a miss.
 - ``sim-known`` (in ``extra.paired`` only) the app's rule with ties at random: as ``best@k-sim``, but
                           a tie never goes to a program that cannot pass, or to a reply without a
                           program, while a tied one can (``selection.best_of``'s ``known``; the
@@ -266,7 +273,9 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
 
         sim_parsed: list[bool] = []
 
-        async def simulated_match(c: int, t: int, code: str, expr: str, expected: str) -> bool:
+        async def simulated_match(c: int, t: int, code: str, expr: str, expected: str) -> tuple[bool, int]:
+            """Whether the simulations' majority answer matches ``expected``, and how many of the
+            attempts do."""
             messages = cruxeval.messages(code, expr, ctx.settings.prompt)
             key = f"{item_id}/c{c}/t{t}"
             sim = await ctx.requester.chat(key, messages, sim_params)
@@ -275,10 +284,10 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             found = [answer_found(text) for text in texts]
             sim_parsed.extend(found)
             answers = [extract_answer(text) if ok else None for text, ok in zip(texts, found, strict=True)]
+            # the pipeline's rule; nothing runs
+            hits = sum(a is not None and problem_matches(problem, expected, a) for a in answers)
             winner, _ = majority("call", answers)
-            if winner is None:
-                return False
-            return problem_matches(problem, expected, winner)  # the pipeline's rule; nothing runs
+            return winner is not None and problem_matches(problem, expected, winner), hits
 
         async def likelihood(c: int, t: int, code: str, expr: str, expected: str) -> float:
             messages = cruxeval.messages(code, expr, cruxeval.SIMULATE_ANSWER)
@@ -298,8 +307,10 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             asyncio.gather(*(likelihood(*job) for job in scored)),
         )
         raw_scores = [0.0] * used
-        for (c, *_), match in zip(asked, matched, strict=True):
+        hit_counts = [0] * used  # matching attempts, summed over the public tests
+        for (c, *_), (match, hits) in zip(asked, matched, strict=True):
             raw_scores[c] += int(match)
+            hit_counts[c] += hits
         likely = [0.0 if code else -math.inf for code in codes[:used]]
         for (c, *_), logprob in zip(scored, logprobs, strict=True):
             likely[c] += logprob
@@ -334,6 +345,11 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
             if measure_likelihood
             else {}
         )
+        by_count = (  # with one greedy simulation the count is the match
+            {"sim-count": expected([0 if why else n for why, n in zip(checked, hit_counts, strict=True)])}
+            if sims > 1
+            else {}
+        )
         return {
             "id": item_id,
             "n": len(codes),
@@ -344,6 +360,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                     "passed": passed,
                     "public_passed": real_public[i] if i < used else None,
                     "sim_matches": raw_scores[i] if i < used else None,
+                    "sim_count": hit_counts[i] if i < used else None,
                     "cannot_pass": checked[i] if i < used else None,
                     "agreement": agreement[i] if i < used else None,
                     "likelihood": likely[i]
@@ -362,6 +379,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
                 "oracle": expected(oracle_scores),
                 "random": sum(real_all[:used]) / used,
                 **by_likelihood,
+                **by_count,
             },
             "solve_parsed": [bool(code) for code in codes],
             "solve_tokens": solved.tokens,
@@ -385,6 +403,8 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         f"best@{k}-sim-minus-random": ("random", "sim"),
         f"best@{k}-oracle-minus-random": ("random", "oracle"),
         f"best@{k}-sim-minus-sim-unchecked": ("sim-unchecked", "sim"),
+        f"best@{k}-sim-count-minus-random": ("random", "sim-count"),
+        f"best@{k}-sim-count-minus-sim": ("sim", "sim-count"),
         f"best@{k}-sim-known-minus-sim": ("sim", "sim-known"),
         f"best@{k}-sim-known-minus-random": ("random", "sim-known"),
         f"best@{k}-agree-minus-random": ("random", "agree"),
@@ -398,7 +418,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     }
     for name, (base, way) in ways.items():
         if records and way not in records[0]["expected"]:
-            continue  # measured without the likelihood (--no-likelihood, or k = 1)
+            continue  # measured without the likelihood (--no-likelihood, or k = 1), or sims = 1
         pairs = [(r["expected"][base], r["expected"][way]) for r in records]
         value, low, high = paired_bootstrap(pairs, seed=ctx.settings.seed)
         paired[name] = {

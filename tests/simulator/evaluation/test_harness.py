@@ -284,8 +284,9 @@ def _mbpp_responder(votes: dict[str, list[str]] | None = None):
             name = "double" if "`double`" in body["messages"][-2]["content"] else "triple"
             return MBPP_SOLVES[name][: body["n"]]
         code, call = _sim_question(body)
-        if votes is not None and code in votes:
-            return [f"[ANSWER]\nassert {call} == {v}" for v in votes[code]]
+        scripted = (votes or {}).get(code.rstrip("\n"))  # the question's code ends with a newline
+        if scripted is not None:
+            return [f"[ANSWER]\nassert {call} == {v}" for v in scripted]
         return [f"[ANSWER]\nassert {call} == {_honest(code, call)}\n[/ANSWER]"] * body["n"]
 
     return respond
@@ -357,6 +358,25 @@ async def test_mbpp_sends_the_apps_solve_request_and_selects_on_public_tests_onl
     assert record["parse_failures"]["solve"] == {"failed": 0, "total": 4, **_interval(0, 4)}
     assert record["parse_failures"]["simulate"] == {"failed": 0, "total": 4, **_interval(0, 4)}
     assert "Selection against the expected random pick" in (tmp_path / "out" / "report.md").read_text()
+
+
+@pytest.mark.asyncio
+async def test_mbpp_counts_the_matching_attempts_where_the_vote_sees_a_miss(tmp_path: Path) -> None:
+    """``sim-count``: the right program matched once in 3 attempts, the wrong one never; the vote
+    calls both a miss and draws, the count picks the right one."""
+    data = write_jsonl(tmp_path / "mbpp.jsonl", MBPP_ITEMS[1:])
+    wrong, right = "def triple(x):\n    return x", "def triple(x):\n    return x * 3"
+    server = FakeModelServer(_mbpp_responder(votes={wrong: ["1", "1", "2"], right: ["3", "2", "2"]}))
+    settings = EvalSettings(task="mbpp", data=data, out=tmp_path / "out", n=2, k=2, sims=3)
+
+    record = await run(settings, (mbpp.load, mbpp.evaluate), fake_client(server))
+
+    only = record["items"][0]
+    assert [c["sim_matches"] for c in only["candidates"]] == [0, 0]
+    assert [c["sim_count"] for c in only["candidates"]] == [0, 1]
+    assert only["expected"]["sim"] == 0.5 and only["expected"]["sim-count"] == 1.0
+    gain = record["extra"]["paired"]["best@2-sim-count-minus-sim"]
+    assert gain["value"] == pytest.approx(0.5) and gain["better"] == 1 and gain["worse"] == 0
 
 
 @pytest.mark.asyncio
