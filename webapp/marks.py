@@ -16,6 +16,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from simulator.nlex.verify import ClaimCheck, Verification
+from simulator.prompts.simulate import EMPTY_THOUGHT
 
 
 def _title(mark: ClaimCheck) -> str:
@@ -28,11 +29,21 @@ def _title(mark: ClaimCheck) -> str:
     return f"not checkable: {mark.reason or 'no matching value in the trace'}"
 
 
-def marked_html(text: str, marks: Iterable[ClaimCheck], link: str | None = None) -> SafeString:
-    """``text`` escaped, with claim spans (overlapping claims: the first one wins). ``link``: the
-    explorer URL of this program and input; each claim with a step links to ``link&step=N``."""
+def shown_from(text: str) -> int:
+    """Where a simulation's text is worth showing from on the run page: past the empty thought that a
+    reply answering at once opens with, which is the request's prefill, not the model's words (the
+    reply as stored, exported and annotated keeps it)."""
+    return len(EMPTY_THOUGHT) if text.startswith(EMPTY_THOUGHT) else 0
+
+
+def marked_html(
+    text: str, marks: Iterable[ClaimCheck], link: str | None = None, start: int = 0
+) -> SafeString:
+    """``text`` from offset ``start`` escaped, with claim spans (overlapping claims: the first one
+    wins; one before ``start`` is not shown). ``link``: the explorer URL of this program and input;
+    each claim with a step links to ``link&step=N``."""
     out: list[str] = []
-    position = 0
+    position = start
     first_false_seen = False
     for mark in sorted(marks, key=lambda m: (m.start, m.end)):
         if mark.start < position or mark.end <= mark.start:

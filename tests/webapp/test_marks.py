@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from simulator.nlex.verify import ClaimCheck as ClaimMark
-from webapp.marks import claims_in, marked_html
+from webapp.marks import claims_in, marked_html, shown_from
 
 
 def test_claims_are_wrapped_and_everything_is_escaped():
@@ -38,3 +38,14 @@ def test_the_claims_of_a_stored_verification_fit_only_the_text_it_checked():
     assert [c.step for c in claims_in(text, stored)] == [4]
     assert claims_in("x = 2 so y = 2", stored) == []  # another sample's text: its offsets mean nothing
     assert claims_in(text, None) == [] and claims_in(text, {"status": "no_trace"}) == []
+
+
+def test_an_answer_at_once_is_shown_from_the_models_words():
+    """The empty thought a reply answering at once opens with is the request's prefill: the run page
+    starts past it; the answer's claim is still marked."""
+    text = "[THOUGHT]\n[/THOUGHT]\n[ANSWER]\nassert f('abc') == ['c', 'b', 'a']"
+    answer = text.index("['c'")
+    mark = ClaimMark(start=answer, end=len(text), kind="answer", text=text[answer:], verdict="false", step=2)
+    html = str(marked_html(text, [mark], start=shown_from(text)))
+    assert html.startswith("[ANSWER]\nassert f(&#x27;abc&#x27;) == <span") and "THOUGHT" not in html
+    assert shown_from("[THOUGHT]\nf is called") == 0  # a narration is shown whole

@@ -15,6 +15,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
+from webapp.marks import claims_in, shown_from
 from webapp.runs.models import (
     Candidate,
     Execution,
@@ -116,7 +117,8 @@ def _candidate_done(run: Run, p: dict[str, Any]) -> list[Part]:
 
 def _simulation_delta(run: Run, p: dict[str, Any]) -> list[Part]:
     dom = sim_dom(p["candidate"], p["test"], p.get("sample", 0), p.get("turn", 0))
-    return [_append(f"{dom}-text", p.get("text", ""))]
+    text = p.get("text", "")  # a reply's first delta holds its prefill: shown as the page shows it
+    return [_append(f"{dom}-text", text[shown_from(text) :])]
 
 
 def _simulation_done(run: Run, p: dict[str, Any]) -> list[Part]:
@@ -203,8 +205,6 @@ def _checked_texts(run: Run, candidate: int, turn: int, test: int, real: dict[st
     """The simulations of a program on a test whose claims a real run just checked (``real``, from
     ``really``): their NLEX again, the claims coloured (``simulation_text.html``; the other samples'
     texts stay as they are)."""
-    from webapp.marks import claims_in
-
     real = real or {}
     sims = Simulation.objects.filter(run=run, candidate=candidate, turn=turn, test=test, done=True)
     context = {"run": run, "real": real, "link": explorer_link(run.id, candidate, turn, test)}

@@ -193,6 +193,28 @@ def test_a_simulation_says_whether_it_narrated(client, alice, make_run, narrate,
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert said in page and ("simulated execution (NLEX)" in page) == narrate
+    # the empty thought is the request's prefill: neither the page nor the live stream shows it
+    assert "[/THOUGHT]" not in page and "[ANSWER]" in page
+
+
+def test_the_live_stream_of_an_answer_at_once_starts_with_the_models_words(make_run):
+    from webapp.runs.render import render_event
+
+    run = make_run(status="running", settings={"k": 1, "turns": 0, "sims": 1})
+    delta = {"candidate": 0, "test": 0, "turn": 0, "sample": 0}
+    first = render_event(
+        run,
+        {
+            "seq": 3,
+            "type": "simulation_delta",
+            "payload": {**delta, "text": "[THOUGHT]\n[/THOUGHT]\n[ANSWER]\nassert f(1) == 2"},
+        },
+    )
+    narrated = render_event(
+        run, {"seq": 4, "type": "simulation_delta", "payload": {**delta, "text": "[THOUGHT]\nf is"}}
+    )
+    assert "THOUGHT" not in first and "[ANSWER]\nassert f(1) == 2" in first
+    assert "[THOUGHT]\nf is" in narrated
 
 
 @pytest.mark.parametrize(

@@ -144,8 +144,9 @@ def pretty_json(value: Any) -> str:
 @register.simple_tag
 def marked_nlex(text: str | None, verification: Any = None, link: str | None = None) -> SafeString:
     """``{% marked_nlex sim.text real.verification link %}``: the NLEX escaped, its claims coloured
-    where ``verification`` (stored with a real run) checked this text (``webapp.marks``)."""
-    from webapp.marks import claims_in, marked_html
+    where ``verification`` (stored with a real run) checked this text, shown from where the model's
+    words begin (``webapp.marks``)."""
+    from webapp.marks import claims_in, marked_html, shown_from
 
     text = text or ""
-    return marked_html(text, claims_in(text, verification), link=link)
+    return marked_html(text, claims_in(text, verification), link=link, start=shown_from(text))
