@@ -193,7 +193,7 @@ def test_a_simulation_says_whether_it_narrated(client, alice, make_run, narrate,
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert said in page and ("simulated execution (NLEX)" in page) == narrate
-    # the empty thought is the request's prefill: neither the page nor the live stream shows it
+    # the empty thought is the request's prefill: the page does not show it (the live stream: below)
     assert "[/THOUGHT]" not in page and "[ANSWER]" in page
 
 
