@@ -9,6 +9,11 @@ judged on each public test (the sample whose prediction won the vote), so that
 The flag lives in the cache (Redis in production, shared with the Celery workers; in-process memory in
 embedded mode, where the task runs in the same process). It expires after ``FLAG_SECONDS`` without an
 event, so a worker that died does not block the button for ever.
+
+This module imports only the models and the cache, so every layer may read the flag (the page's context,
+the recording of a run's final event, the task) without an import circle. A request made while the run
+is active is started by the run's end: ``webapp.runs.runner.start_pending_real``, a receiver of the
+``run_ended`` signal (``webapp.runs.signals``).
 """
 
 from __future__ import annotations
@@ -30,31 +35,26 @@ def request(run_id: Any) -> bool:
 
 
 def touch(run_id: Any) -> None:
+    """Keep the flag of a pending or running real execution alive (``FLAG_SECONDS`` more)."""
     cache.set(_KEY.format(run_id), "1", timeout=FLAG_SECONDS)
 
 
 def pending(run_id: Any) -> bool:
+    """Whether a real execution of the run was asked for and has not ended (nor expired)."""
     return cache.get(_KEY.format(run_id)) is not None
 
 
 def clear(run_id: Any) -> None:
+    """Drop the flag: the real execution ended, or there is nothing to run."""
     cache.delete(_KEY.format(run_id))
 
 
 def forget_if_nothing_to_run(run: Run) -> None:
-    """At the run's end, before its final event is shown: a request for a run that ended without a
-    candidate to execute (it failed or was cancelled first) is dropped, so the page says so at once
-    instead of "Running ... for real" until a reload."""
+    """At the run's end, before its final event is shown (``record.record_and_publish``): a request for
+    a run that ended without a candidate to execute (it failed or was cancelled first) is dropped, so the
+    page says so at once instead of "Running ... for real" until a reload."""
     if pending(run.id) and (run.kind != "solve" or not programs_for(run)):
         clear(run.id)
-
-
-def start_if_pending(run_id: Any) -> None:
-    """Queue the real execution asked for on ``run_id``, if one is (called when the run ends)."""
-    if pending(run_id):
-        from webapp.runs import runner
-
-        runner.enqueue_real(run_id)
 
 
 def programs_for(run: Run) -> list[RealProgram]:

@@ -3,6 +3,10 @@ only then broadcast the event to the run's Channels group (so a reconnecting pag
 
 Also: appending a final event on the host's behalf (a crash, a cancel the pipeline ignored, a worker
 that stopped sending heartbeats).
+
+A run's final event, whoever appends it, is followed by the ``run_ended`` signal (``webapp.runs.signals``):
+what reacts to a run's end (a pending Run for real, the annotation queue) listens to it, so this layer
+imports neither the runner nor the tasks.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from django.utils import timezone
 
 from simulator.pipeline.events import FINAL_TYPES, Event
 from webapp import broadcast
+from webapp.runs import real
 from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
 from webapp.runs.render import render_message
+from webapp.runs.signals import run_ended
 from webapp.text import storable
 
 log = logging.getLogger(__name__)
@@ -60,14 +66,21 @@ def record_and_publish(run_id: Any, event: Event | dict[str, Any], *, after_end:
     except IntegrityError:  # the seq was taken: someone else (the reaper) ended this run meanwhile
         return False
     final = data["type"] in FINAL_TYPES
-    if final:
-        from webapp.runs import real
-
+    if final:  # before the final event is rendered, so that its page says at once there is nothing to run
         real.forget_if_nothing_to_run(run)
     publish(run, data)
-    if final:  # a real execution asked for during the run starts now
-        real.start_if_pending(run.id)
+    if final:
+        send_run_ended(run)
     return True
+
+
+def send_run_ended(run: Run) -> None:
+    """Tell the receivers of ``run_ended`` that ``run`` ended (its final event is recorded and broadcast):
+    a real execution asked for during the run starts now (``runner.start_pending_real``). A receiver
+    that fails is logged: the run's end is recorded whatever its listeners do."""
+    for receiver, outcome in run_ended.send_robust(sender=Run, run=run):
+        if isinstance(outcome, Exception):
+            log.error("run %s: run_ended receiver %r failed", run.id, receiver, exc_info=outcome)
 
 
 def publish(run: Run, data: dict[str, Any]) -> None:
@@ -103,7 +116,8 @@ def append_final(run_id: Any, type: str, **payload: Any) -> bool:
 def reap_stale_runs() -> list[str]:
     """Mark failed every running run whose heartbeat is older than EXECSIM_STALE_RUN_SECONDS (its worker
     died or hung). The reaper calls it: ``manage.py reap_runs`` every 30 s in production (the Procfile's
-    ``reaper``), a thread of ``execsim up`` in embedded mode; pages only read."""
+    ``reaper``), a thread of ``execsim up`` in embedded mode; pages only read. Each reaped run ends like
+    any other (``append_final``): ``run_ended`` is sent, and a Run for real asked for meanwhile starts."""
     cutoff = timezone.now() - timezone.timedelta(seconds=settings.EXECSIM_STALE_RUN_SECONDS)
     stale = Run.objects.filter(status=Run.RUNNING, heartbeat_at__lt=cutoff).values_list("id", flat=True)
     reaped = []

@@ -7,6 +7,7 @@ recorded (then broadcast) on one dedicated database thread, in order. Alongside,
 - polls the cancel signal, and sets the asyncio.Event the pipeline receives as ``cancel``.
 A pipeline that ignores a cancel for EXECSIM_CANCEL_GRACE_SECONDS is closed and the run marked cancelled;
 an exception or a stream that ends without a final event marks the run failed. Nothing is left running.
+The run's final event, however it comes, is followed by the ``run_ended`` signal (``record``).
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
+from simulator.pipeline.executor import LocalExecutor
+from simulator.pipeline.real_execution import RealProgram, execute_programs
+from simulator.problem import Problem
 from webapp.celery import app
 from webapp.runs import cancel as cancel_signal
+from webapp.runs import real
 from webapp.runs.models import Run
 from webapp.runs.pipeline import load_pipeline, make_client, program_for_simulation
 from webapp.runs.record import append_final, record_and_publish
-from webapp.runs.signals import run_ended
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +66,7 @@ def execute_run(run_id: str) -> str:
     finally:
         cancel_signal.clear(run_id)
         connections.close_all()
-    run = Run.objects.get(id=run_id)
-    run_ended.send(sender=Run, run=run)
-    return run.status
+    return Run.objects.get(id=run_id).status
 
 
 def _subject_for(run: Run) -> Any:
@@ -183,16 +185,14 @@ def execute_real_task(run_id: str) -> None:
 
 def execute_real(run_id: str, executor: Any = None) -> str:
     """Run a run's programs for real and append the events to its log (next seq), recorded and
-    broadcast like the pipeline's. A run still queued or running is waited for (the task is queued
-    started by the run's final event, ``record``: the pipeline owns the next seqs until then). Returns
-    ``waiting``, ``done``, ``nothing`` (no program to run, or the request expired) or ``superseded``
-    (another real execution of the run took the seq)."""
-    from webapp.runs import real
-
+    broadcast like the pipeline's. A run still queued or running is waited for: the run's end queues
+    this again (the ``run_ended`` signal, ``runner.start_pending_real``), since the pipeline owns the
+    next seqs until then. Returns ``waiting``, ``done``, ``nothing`` (no program to run, or the request
+    expired) or ``superseded`` (another real execution of the run took the seq)."""
     run = Run.objects.select_related("problem").get(id=run_id)
     if not real.pending(run_id):
         return "nothing"
-    if run.is_active:  # its final event queues this again (record.record_and_publish)
+    if run.is_active:  # its end queues this again (run_ended -> runner.start_pending_real)
         real.touch(run_id)
         return "waiting"
     programs = real.programs_for(run) if run.kind == "solve" else []
@@ -212,17 +212,12 @@ def _real_executor() -> Any:
     sandbox (``simulator.pipeline.executor.LocalExecutor``)."""
     path = getattr(settings, "EXECSIM_REAL_EXECUTOR", "")
     if not path:
-        from simulator.pipeline.executor import LocalExecutor
-
         return LocalExecutor()
     module_name, _, attr = path.replace(":", ".").rpartition(".")
     return getattr(importlib.import_module(module_name), attr)()
 
 
-async def _drive_real(run: Run, problem: Any, programs: list[Any], executor: Any) -> str:
-    from simulator.pipeline.real_execution import execute_programs
-    from webapp.runs import real
-
+async def _drive_real(run: Run, problem: Problem, programs: list[RealProgram], executor: Any) -> str:
     loop = asyncio.get_running_loop()
     db = ThreadPoolExecutor(1, thread_name_prefix=f"run-real-{run.id.hex[:8]}")
     events = execute_programs(

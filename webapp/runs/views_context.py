@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from webapp.runs import real
 from webapp.runs.models import Execution, Run, Verdict, explorer_link
 
 
@@ -148,8 +149,6 @@ def _final_checks(run: Run, executions: list[Any], turn: int | None) -> list[Any
 def _real_context(run: Run, candidates: dict[int, Any]) -> dict[str, Any]:
     """Run for real: whether one is pending or under way, whether there is anything to run (a run that
     ended without code has not), and its per-program results."""
-    from webapp.runs import real
-
     stage = run.stages.get("execute") or {}
     done = stage.get("rerun") and stage.get("state") == "finished"
     return {

@@ -4,15 +4,20 @@ and broadcast like the pipeline's, rows replaced), waiting for a run still in pr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.core.management import call_command
+from django.test import override_settings
+from django.utils import timezone
 
 from tests.simulator.pipeline.pipeline_doubles import ExecutorDouble
-from webapp.runs import real
+from webapp.runs import real, runner
 from webapp.runs.models import Candidate, Execution, Run, RunEvent
 from webapp.runs.record import record_and_publish
 from webapp.runs.render import render_event
+from webapp.runs.signals import run_ended
 from webapp.runs.tasks import execute_real, execute_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -304,6 +309,56 @@ def test_a_run_that_ends_before_any_code_says_there_is_nothing_to_run_at_once(
         assert 'data-testid="run-real-nothing"' in panel and "Running" not in panel
         assert 'data-testid="run-real"' not in panel  # no button that would do nothing
     assert not real.pending(run.id) and queued == []
+
+
+@pytest.fixture
+def ended() -> Iterator[list[tuple[str, str]]]:
+    """What the run_ended signal is sent with: (run id, status), in order."""
+    calls: list[tuple[str, str]] = []
+
+    def spy(sender: Any, run: Run, **kwargs: Any) -> None:
+        calls.append((str(run.id), run.status))
+
+    run_ended.connect(spy, dispatch_uid="test.ended")
+    yield calls
+    run_ended.disconnect(dispatch_uid="test.ended")
+
+
+@override_settings(EXECSIM_STALE_RUN_SECONDS=30)
+@pytest.mark.parametrize("has_code", [True, False], ids=["starts", "drops"])
+def test_a_run_reaped_as_dead_starts_the_run_for_real_asked_for_during_it(
+    make_run, queued, ended, has_code
+) -> None:
+    """The reaper ends a run whose worker stopped sending heartbeats; like any other end it sends
+    run_ended, whose receiver (runner.start_pending_real) starts the Run for real asked for meanwhile,
+    or finds it already dropped when no candidate had code."""
+    stale = timezone.now() - timezone.timedelta(seconds=31)
+    run = make_run(status=Run.RUNNING, heartbeat_at=stale, last_seq=2)
+    if has_code:
+        Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n")
+    assert real.request(run.id)
+
+    call_command("reap_runs")  # what the reaper process runs every 30 s
+
+    assert ended == [(str(run.id), Run.FAILED)]
+    assert queued == ([str(run.id)] if has_code else [])
+    assert real.pending(run.id) is has_code  # the task clears it when it has run
+
+
+def test_only_the_run_ended_signal_starts_a_pending_run_for_real(make_run, queued) -> None:
+    """The recording layer knows nothing of the runner: without the receiver connected, a run's end
+    queues nothing (the receiver is put back as RunsConfig.ready connects it)."""
+    run = make_run(status=Run.RUNNING, last_seq=2)
+    Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n")
+    assert real.request(run.id)
+    assert run_ended.disconnect(dispatch_uid="runs.start_pending_real")
+    try:
+        assert record_and_publish(
+            run.id, {"run_id": str(run.id), "seq": 3, "type": "run_finished", "payload": {}}
+        )
+    finally:
+        run_ended.connect(runner.start_pending_real, dispatch_uid="runs.start_pending_real")
+    assert queued == [] and real.pending(run.id)
 
 
 def test_no_message_outlives_the_run_for_real_it_announced(client, alice, finished_run, queued) -> None:
