@@ -1,7 +1,11 @@
 """Execution throughput on the 200 dev CRUXEval programs, and the tracer's overhead.
 
-    .venv/bin/python bench/execution.py [--workers 2] [--limit 200]
+    .venv/bin/python bench/execution.py [--workers 2] [--limit 200] [--data FILE]  # docs/results.md#execution
     .venv/bin/python bench/execution.py --ab REF [--rounds 5]     # the pool, REF against the working tree
+    .venv/bin/python bench/execution.py --data tiny.jsonl --limit 4 --loop-sizes 200  # smallest
+
+``--data`` is a CRUXEval-format JSONL file (``code``, ``input``; default the dev split in shared/ beside
+the checkout); tests/bench/test_execution.py runs the smallest command on four programs of its own.
 
 Prints programs/s for:
   (a) a fresh interpreter per program (``python -c`` in a subprocess),
@@ -11,7 +15,8 @@ Prints programs/s for:
   (c) the sandboxed pool,
   (d) the sandboxed pool, traced,
 each with ``--workers`` programs in flight, and the ratios to (a) side by side; then the tracer's overhead
-on a loop-heavy program (time inside the sandbox, untraced vs traced). Every way must agree on the values.
+on a loop-heavy program (time inside the sandbox, untraced vs traced; n as ``--loop-sizes``). Every way
+must agree on the values.
 
 ``--ab REF`` compares the pool's code at a git revision with the working tree side by side, for a machine
 that is not idle: ``simulator/`` at REF is exported under build/bench-ab/, and each round runs (a), then
@@ -105,12 +110,12 @@ def timed(label: str, fn: Callable[[], list[str]], count: int) -> tuple[float, l
     return count / elapsed, values
 
 
-def _pairs(limit: int) -> list[tuple[str, str]]:
+def _pairs(limit: int, data: Path = CRUXEVAL) -> list[tuple[str, str]]:
     from simulator.execution.program import call_from_input
 
-    if not CRUXEVAL.exists():
-        sys.exit(f"missing {CRUXEVAL} (shared/ next to the repository)")
-    items = [json.loads(line) for line in CRUXEVAL.read_text().splitlines() if line.strip()][:limit]
+    if not data.exists():
+        sys.exit(f"missing {data} (the CRUXEval dev split is in shared/ next to the repository)")
+    items = [json.loads(line) for line in data.read_text().splitlines() if line.strip()][:limit]
     return [(item["code"], call_from_input("f", item["input"])) for item in items]
 
 
@@ -156,7 +161,7 @@ def measure_pool(args: argparse.Namespace) -> None:
     """One side of ``--ab``: (c) and (d) with the pool of the tree on sys.path; prints one JSON line."""
     from simulator.execution import Pool, Program
 
-    programs = [Program(code=code, call=call) for code, call in _pairs(args.limit)]
+    programs = [Program(code=code, call=call) for code, call in _pairs(args.limit, args.data)]
     out: dict[str, Any] = {}
     with Pool(workers=args.workers) as pool:
         pool.run_many(programs[: args.workers * 4])  # start every worker
@@ -181,7 +186,7 @@ def measure_pool(args: argparse.Namespace) -> None:
 
 def measure_fresh(args: argparse.Namespace) -> None:
     """(a) alone, for ``--ab``; prints one JSON line."""
-    pairs = _pairs(args.limit)
+    pairs = _pairs(args.limit, args.data)
     started = time.perf_counter()
     list(ThreadPoolExecutor(args.workers).map(fresh_interpreter, pairs))
     print(json.dumps({"a": {"rate": len(pairs) / (time.perf_counter() - started)}}))
@@ -199,7 +204,7 @@ def ab(args: argparse.Namespace) -> None:
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(tree, filter="data")
     sides = {args.ab: tree, "working tree": ROOT}
-    common = ["--workers", str(args.workers), "--limit", str(args.limit)]
+    common = ["--workers", str(args.workers), "--limit", str(args.limit), "--data", str(args.data)]
     runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
     fresh: list[float] = []
 
@@ -246,6 +251,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2, help="programs in flight for every way")
     parser.add_argument("--limit", type=int, default=200, help="how many CRUXEval programs")
+    parser.add_argument("--data", type=Path, default=CRUXEVAL, help="CRUXEval-format JSONL (code, input)")
+    parser.add_argument(
+        "--loop-sizes",
+        default="20000,200000",
+        help="n of the tracer-overhead program, comma-separated (default %(default)s)",
+    )
     parser.add_argument("--ab", metavar="REF", help="the pool at git revision REF against the working tree")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of --ab")
     parser.add_argument("--measure", choices=["a", "pool"], help=argparse.SUPPRESS)  # one side of --ab
@@ -261,7 +272,7 @@ def main() -> None:
 
     from simulator.execution import Pool, Program
 
-    pairs = _pairs(args.limit)
+    pairs = _pairs(args.limit, args.data)
     programs = [Program(code=code, call=call) for code, call in pairs]
     n = len(pairs)
     multiprocessing.set_start_method("fork")
@@ -269,7 +280,7 @@ def main() -> None:
     def threaded(fn: Callable[[tuple[str, str]], str]) -> Callable[[], list[str]]:
         return lambda: list(ThreadPoolExecutor(args.workers).map(fn, pairs))
 
-    print(f"{n} CRUXEval dev programs, {args.workers} in flight")
+    print(f"{n} CRUXEval programs ({args.data.name}), {args.workers} in flight")
     rates: dict[str, float] = {}
     rates["a"], a_values = timed("(a) fresh interpreter per program", threaded(fresh_interpreter), n)
     rates["b1"], b_values = timed(
@@ -293,7 +304,7 @@ def main() -> None:
         print("targets: (c) >= 10x (a) and faster than (b); (d) >= 5x (a)")
 
         print("\ntracer overhead, loop-heavy program (sum of squares, time inside the sandbox):")
-        for size in (20_000, 200_000):
+        for size in (int(s) for s in args.loop_sizes.split(",")):
             program = Program(code=LOOP, call=f"f({size})", timeout_s=60)
             plain = min(pool.run(program).duration_s for _ in range(3))
             capped = min(pool.run(program, trace=True).duration_s for _ in range(3))

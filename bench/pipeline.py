@@ -2,15 +2,20 @@
 
     .venv/bin/python bench/pipeline.py [--url URL] [--model NAME] [--k 4] [--repeats 1]
 
-One call problem with 3 public tests; the pipeline (``simulator.pipeline.run``) solves it with k=4
-candidates (one request, ``n=4``) and simulates every candidate on every test (12 requests), no repair
-turns. Mode ``concurrent`` lets all 12 simulations be in flight at once (``concurrency=16``); mode
-``sequential`` sends one request at a time (``concurrency=1`` in the pipeline and the client). Both use
-the same seed, so they pick alike (the model's replies are sampled afresh). Prints wall time,
-completion tokens, tokens/s and the speed-up; the target is at least 3x on the vLLM CPU server (it
-batches concurrent requests).
+    execsim model serve --no-eager &                                   # docs/results.md#serving
+    .venv/bin/python bench/pipeline.py --url http://127.0.0.1:8765/v1
 
-The server is EXECSIM_MODEL_URL / EXECSIM_MODEL_NAME (default: ``execsim model serve``'s).
+One call problem with 3 public tests; the pipeline (``simulator.pipeline.run``, ``RunSettings``'
+defaults otherwise) solves it with k=4 candidates (one request, ``n=4``) and simulates every candidate
+on every test (12 requests), no repair turns. Mode ``concurrent`` lets all 12 simulations be in flight
+at once (``concurrency=16``); mode ``sequential`` sends one request at a time (``concurrency=1`` in the
+pipeline and the client). Both use the same seed, so they pick alike (the model's replies are sampled
+afresh). Prints wall time, completion tokens, tokens/s and the speed-up; the target is at least 3x on
+the vLLM CPU server (it batches concurrent requests).
+
+The server is ``--url``/``--model``, else EXECSIM_MODEL_URL / EXECSIM_MODEL_NAME (default: ``execsim
+model serve``'s). Any OpenAI-compatible server will do: tests/bench/test_pipeline.py runs the script
+against ``simulator.llm.testing.FakeModelServer`` (a scripted double, so its figures mean nothing).
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ PROBLEM = Problem.from_dict(
 
 
 async def once(url: str, model: str, k: int, concurrency: int) -> dict[str, Any]:
-    settings = RunSettings(k=k, turns=0, sims=1, seed=1, max_tokens=256, concurrency=concurrency)
+    settings = RunSettings(k=k, turns=0, seed=1, max_tokens=256, concurrency=concurrency)
     started = time.monotonic()
     final: dict[str, Any] = {}
     async with ChatClient(url, model, concurrency=concurrency, timeout_s=600) as client:
@@ -87,8 +92,13 @@ async def main() -> None:
     # Per-token speed-up (the two modes sample different lengths; tokens/s is the fair comparison).
     seq_tps = sum(r["tokens"] for r in results["sequential"]) / seq
     con_tps = sum(r["tokens"] for r in results["concurrent"]) / con
+    print("\n| mode | wall (s) | completion tokens | tokens/s |\n|---|---|---|---|")
+    for mode, label in (("sequential", "one request at a time"), ("concurrent", "all concurrent")):
+        wall = sum(r["seconds"] for r in results[mode])
+        tokens = sum(r["tokens"] for r in results[mode])
+        print(f"| {label} | {wall:.1f} | {tokens} | {tokens / wall:.1f} |")
     print(
-        f"pipeline k={args.k} tests=3 sequential_s={seq:.1f} concurrent_s={con:.1f} "
+        f"\npipeline k={args.k} tests=3 sequential_s={seq:.1f} concurrent_s={con:.1f} "
         f"wall_speedup={seq / con:.2f} sequential_tok_s={seq_tps:.1f} concurrent_tok_s={con_tps:.1f} "
         f"throughput_speedup={con_tps / seq_tps:.2f}"
     )

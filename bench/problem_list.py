@@ -2,6 +2,12 @@
 
     .venv/bin/python bench/problem_list.py [--runs 100,1000,3000] [--repeat 5]
 
+    .venv/bin/python bench/problem_list.py --runs 100,1000,3000,10000 --repeat 3  # docs/results.md#web
+    .venv/bin/python bench/problem_list.py --runs 10 --repeat 1                  # smallest
+
+It needs PostgreSQL on 127.0.0.1:5432 (user postgres, no password), as the web app's tests do;
+tests/bench/test_problem_list.py runs the smallest command and is skipped without it.
+
 A user who evaluates with the app (or a class's teacher) has thousands of runs. The list marks each
 problem solved or tried (``RunQuerySet.standing``) and filters by it; both read the user's runs. For
 each size the script fills a throw-away PostgreSQL database (on 127.0.0.1:5432, dropped at the end)

@@ -1,7 +1,12 @@
 """Web benchmark: live-update delay to WebSocket viewers, and concurrent runs each runtime mode sustains.
 
     .venv/bin/python bench/web.py [--viewers 50] [--modes embedded,redis] [--max-runs 16] [--rate 100]
-                                  [--append docs/results.md]
+
+    .venv/bin/python bench/web.py --viewers 20 --rate 20 --max-runs 2        # docs/results.md#web
+    .venv/bin/python bench/web.py --modes embedded --viewers 2 --max-runs 1 --rate 500   # smallest
+
+The redis mode needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379; the embedded mode
+needs neither. tests/bench/test_web.py runs the smallest command.
 
 For each mode the script starts the real services on free ports and drives them over HTTP and real
 WebSockets (``websockets`` clients):
@@ -11,17 +16,19 @@ WebSockets (``websockets`` clients):
   threads --concurrency 64`` (a throw-away PostgreSQL database on 127.0.0.1:5432, Redis db 12,
   a queue of its own).
 
-Runs are started with the Solve form (POST /problems/<id>/solve/: k=4, one simulation per public test,
-one repair turn, repair mode "model") and executed by the real task with the real pipeline
-(``simulator.pipeline.run``). Only the model is a double: ``simulator.llm.testing.FakeModelServer`` on
-a real socket in this process, which the services reach through EXECSIM_MODEL_URL like any
-OpenAI-compatible server. Its replies
+Runs are started with the Solve form (POST /problems/<id>/solve/: the form's defaults as the page
+renders them, as a browser submits them, with k=4 and one repair turn at temperature 0.5) and
+executed by the real task with the real pipeline (``simulator.pipeline.run``). Only the model
+is a double: ``simulator.llm.testing.FakeModelServer`` on a real socket in this process, which the
+services reach through EXECSIM_MODEL_URL like any OpenAI-compatible server. Its replies
 (``BenchModel``) make a typical run: 4 candidates (two wrong), 2 public tests simulated for each with a
-few lines of NLEX, selection, one repair turn that rewrites the program and its re-simulation. It holds
-every chat request until all viewers are connected, then streams each reply at ``--rate`` chunks (of 4
-characters) per second, or at once for the full-speed figure. So every event is the pipeline's own, its
-streamed text coalesced as in production (at most one delta event per sample every 0.1 s), and goes
-through the same persist-then-broadcast path and the same consumer and rendering as a real run.
+few lines of NLEX (the first test's simulation of each candidate off by one, as a small model's often
+is), selection, a guided repair turn (4 replies) whose fix matches both tests, and its re-simulation.
+It holds every chat request until all viewers are connected, then streams each reply at ``--rate``
+chunks (of 4 characters) per second, or at once for the full-speed figure. So every event is the
+pipeline's own, its streamed text coalesced as in production (at most one delta event per sample
+every 0.1 s), and goes through the same persist-then-broadcast path and the same consumer and
+rendering as a real run.
 
 Delay = arrival of the message carrying an event at a viewer (``time.time()`` in this process) minus the
 event's ``RunEvent.created_at`` (stamped by the recorder in the server/worker process as it inserts the
@@ -57,6 +64,7 @@ import tempfile
 import threading
 import time
 import uuid
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -76,15 +84,19 @@ THOUGHT = (
 )
 
 
+COMMENT = "    # add one to x: the statement asks for x + 1, for any integer x\n"
+FIRST_CALL = "add_one(1)"  # the problem's first public test
+
+
 class BenchModel:
     """The replies (a ``FakeModelServer`` responder), held until ``release()``: candidates ``x + 1``
-    and ``x + 2`` in turn (each with a comment, so that it streams for a while), faithful simulations,
-    and a repair turn that rewrites the program."""
+    and ``x + 2`` in turn (each with a comment, so that it streams for a while); simulations that are
+    faithful except on the first public test of a candidate (off by one there, so the selected
+    candidate matches 1 of 2 and a guided repair turn is asked for); a fix that matches both."""
 
     def __init__(self, k: int = 4) -> None:
-        comment = "    # add one to x: the statement asks for x + 1, for any integer x\n"
-        solve = [f"def add_one(x):\n{comment}    return x + {1 + c % 2}\n" for c in range(k)]
-        fix = "The program is right; written more plainly:\n```python\ndef add_one(x):\n    return 1 + x\n```"
+        solve = [f"def add_one(x):\n{COMMENT}    return x + {1 + c % 2}\n" for c in range(k)]
+        fix = "```python\ndef add_one(x):\n    return 1 + x\n```"
         self.script = PipelineScript(solve=solve, simulate=self._simulate, repair=[fix])
         self.released = threading.Event()
 
@@ -93,6 +105,8 @@ class BenchModel:
         namespace: dict[str, Any] = {}
         exec(compile(code, "<bench candidate>", "exec"), namespace)  # the bench's own programs
         value = eval(call, namespace)
+        if COMMENT in code and call == FIRST_CALL:  # a first attempt's first test: the model slips
+            value += 1
         return f"[THOUGHT] {THOUGHT} [/THOUGHT]\n[ANSWER] assert {call} == {value!r} [/ANSWER]"
 
     def hold(self) -> None:
@@ -128,6 +142,7 @@ class Services:
         self.env = {
             **inherited,
             "PYTHONPATH": str(REPO),
+            "DJANGO_SETTINGS_MODULE": "webapp.settings",
             "EXECSIM_DATA_DIR": str(workdir / "data"),
             "EXECSIM_MAX_CONCURRENT_RUNS": "1000",
             "EXECSIM_RUNS_PER_MINUTE": "100000",
@@ -229,6 +244,54 @@ class Services:
 # -- the client side --------------------------------------------------------------------------------
 
 
+class _FormReader(HTMLParser):
+    """The fields of the form whose ``action`` is given, with the values a browser would submit."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__()
+        self.action, self.inside, self.fields = action, False, {}
+        self.select: str | None = None
+        self.textarea: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "form":
+            self.inside = a.get("action") == self.action
+        elif not self.inside or not a.get("name"):
+            return
+        elif tag == "input" and a.get("type") not in ("submit", "button", "file"):
+            if a.get("type") not in ("checkbox", "radio") or "checked" in a:
+                self.fields[a["name"]] = a.get("value", "on" if a.get("type") == "checkbox" else "")
+        elif tag == "select":
+            self.select = a["name"]
+        elif tag == "textarea":
+            self.textarea = a["name"]
+            self.fields[a["name"]] = ""
+        if tag == "option" and self.select and ("selected" in a or self.select not in self.fields):
+            self.fields[self.select] = a.get("value", "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self.inside = False
+        elif tag == "select":
+            self.select = None
+        elif tag == "textarea":
+            self.textarea = None
+
+    def handle_data(self, data: str) -> None:
+        if self.textarea:
+            self.fields[self.textarea] += data
+
+
+def form_defaults(html: str, action: str) -> dict[str, str]:
+    """What a browser would submit from the page's form posting to ``action``, left as it is."""
+    reader = _FormReader(action)
+    reader.feed(html)
+    if not reader.fields:
+        raise RuntimeError(f"no form posting to {action} on the page")
+    return reader.fields
+
+
 class Client:
     """A logged-in browser session (httpx) that starts runs with the Solve form."""
 
@@ -245,19 +308,16 @@ class Client:
         )
         if response.status_code != 302:
             raise RuntimeError(f"log-in failed: {response.status_code}")
+        self.forms: dict[int, dict[str, str]] = {}
 
     def solve(self, problem_id: int) -> str:
-        token = self.http.cookies["csrftoken"]
-        # repair "model": the model is asked, and rewrites the program (guided repair would submit the
-        # selected program, which matches every public test, without a request)
-        form = {
-            "k": 4,
-            "turns": 1,
-            "repair": "model",
-            "sims": 1,
-            "temperature": 0.5,
-            "csrfmiddlewaretoken": token,
-        }
+        # The form as a browser submits it with its defaults (whatever fields it has today), then k=4
+        # and one repair turn, sampled so that the turn asks for several replies.
+        if problem_id not in self.forms:
+            page = self.http.get(f"/problems/{problem_id}/")
+            self.forms[problem_id] = form_defaults(page.text, f"/problems/{problem_id}/solve/")
+        form = {**self.forms[problem_id], "k": "4", "turns": "1", "temperature": "0.5"}
+        form["csrfmiddlewaretoken"] = self.http.cookies["csrftoken"]
         response = self.http.post(f"/problems/{problem_id}/solve/", data=form)
         match = re.match(r"/runs/([0-9a-f-]{36})/$", response.headers.get("location", ""))
         if response.status_code != 302 or not match:
@@ -338,6 +398,7 @@ async def _watch_runs(
     from webapp.runs.models import Run
 
     model.hold()
+    model.script.calls.clear()
     run_ids = [client.solve(problem_id) for _ in range(runs)]
     tokens = {r: (await asyncio.to_thread(lambda r=r: Run.objects.get(id=r).share_token)) for r in run_ids}
     timeout = 600.0
@@ -378,6 +439,7 @@ async def _watch_runs(
         "finished": sum(s == Run.FINISHED for s in statuses),
         "longest_run_s": max(durations) if durations else float("nan"),
         "events_per_s": (n_events / max(durations)) if durations else float("nan"),
+        "requests": {kind: count / runs for kind, count in sorted(model.script.calls.items())},
     }
 
 
@@ -517,6 +579,11 @@ def _table(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> str:
          [f"{fmt(results[m]['headline']['p50_ms'])} / {fmt(results[m]['headline']['p95_ms'])}"
           for m in modes])
     )  # fmt: skip
+    requests = {m: results[m]["headline"]["requests"].items() for m in modes}
+    rows.append(
+        ("  model requests in the run, by kind",
+         [", ".join(f"{kind} {fmt(count, 0)}" for kind, count in requests[m]) for m in modes])
+    )  # fmt: skip
     rows.append(("  max delay (ms)", [fmt(results[m]["headline"]["max_ms"]) for m in modes]))
     rows.append(("  events lost (all viewers)", [fmt(results[m]["headline"]["lost"]) for m in modes]))
     rows.append(
@@ -541,20 +608,6 @@ def _table(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> str:
     return header + "\n".join(f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows) + "\n"
 
 
-def _append(path: Path, text: str) -> None:
-    """Append under '## Web' (created if absent), before the next '## ' section."""
-    content = path.read_text() if path.exists() else "# Results\n"
-    if "\n## Web" not in "\n" + content:
-        content = content.rstrip("\n") + "\n\n## Web\n"
-    start = ("\n" + content).index("\n## Web")
-    nxt = content.find("\n## ", start + 1)
-    if nxt == -1:
-        content = content.rstrip("\n") + "\n\n" + text
-    else:
-        content = content[:nxt].rstrip("\n") + "\n\n" + text + content[nxt:]
-    path.write_text(content)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--viewers", type=int, default=50)
@@ -563,7 +616,6 @@ def main() -> int:
     parser.add_argument(
         "--rate", type=float, default=100.0, help="chunks per second the model streams per request (capacity)"
     )
-    parser.add_argument("--append", type=Path, help="append the table to this Markdown file (## Web)")
     parser.add_argument("--one-mode", help=argparse.SUPPRESS)  # internal: run one mode, print JSON
     args = parser.parse_args()
     if args.one_mode:
@@ -595,11 +647,6 @@ def main() -> int:
     print()
     print(table)
     print(method)
-    if args.append:
-        argv = " ".join(sys.argv[1:])
-        stamp = time.strftime("%Y-%m-%d %H:%M")
-        _append(args.append, f"### Live updates and concurrent runs ({stamp})\n\n"
-                f"`.venv/bin/python bench/web.py {argv}`\n\n{table}\n{method}\n")  # fmt: skip
     return 0
 
 
