@@ -2,9 +2,8 @@
 its input line by line, calls the task's function and prints the result.
 
 The default model was trained on solve examples of call problems only, and it lost what the base
-model could do with a stdin problem: of 48 programs for the three example stdin problems, none both
-read the input and printed where the base model wrote 18 (``bench/stdin_solve.py``, docs/results.md,
-section 34). These examples keep that shape in the solve data. A stated task
+model could do with a stdin problem: read the input and print the answer (``bench/stdin_solve.py``,
+docs/results.md#training). These examples keep that shape in the solve data. A stated task
 (``training.synth.tasks``) has a statement, a reference function and drawn arguments; its stdin form
 gives each argument a line (an integer, a string, or a list of integers or of words separated by
 spaces) and says which, and its expected outputs are what the answer prints in the sandbox. Tasks
@@ -29,8 +28,8 @@ from training.execution import run_programs
 SOURCE = "synth:tasks as stdin"
 # One example in this many shows the app's one-shot example (``solve.messages``, a sum) before its
 # request; the others show the previous task and its answer instead. A model trained on the app's
-# example alone (candidate K, results.md section 34) learned the answer's shape and wrote the
-# example's sum into it, whatever the problem asked.
+# example alone learned the answer's shape and wrote the example's sum into it, whatever the problem
+# asked (docs/results.md#training).
 APP_EXAMPLE_EVERY = 3
 # An argument's line: how it is written, how the answer reads it, and how the statement says it.
 _LINES = {

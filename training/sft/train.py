@@ -37,7 +37,9 @@ class SFTRunConfig:
     learning_rate: float = 2e-4
     batch_size: int = 2
     grad_accum: int = 1
-    max_length: int = 1024  # the app's simulate request is 440 tokens at the median (results.md section 32)
+    max_length: int = (
+        1024  # room for the app's whole simulate request and its answer (docs/results.md#training)
+    )
     seed: int = 0
     eval_examples: int = 8  # fixed examples whose completion loss is measured before and after
     gradient_checkpointing: bool = False
@@ -86,7 +88,7 @@ def dropped_by_length(
 ) -> dict[str, list[int]]:
     """Per kind, [examples whose completion starts at or past ``max_length``, examples]. TRL keeps the
     start of a longer example and then drops each one left without a completion token, silently: a
-    256-token limit once dropped every simulate request (results.md section 32)."""
+    256-token limit once dropped every simulate request (docs/results.md#training)."""
     counts: dict[str, list[int]] = {}
     for example, row in zip(examples, rows, strict=True):
         if "completion_mask" in row:

@@ -2,7 +2,7 @@
 
 A synthesised program has no statement: its problem says only "returns the value the test shows", so
 the model's own solutions and fixes for it can be checked against nothing but the test, and they
-learn to write the test's answer in (``return 6``; results.md, section 21). A stated task says what to
+learn to write the test's answer in (``return 6``; docs/results.md#training). A stated task says what to
 compute ("returns how many numbers in `nums` are greater than `k`"), so a reply that passes every
 test of it computed the answer. Each family is a statement and a reference program with the same
 placeholders, filled by each of its variants; the records go through synthesis's filters (benchmark
@@ -10,7 +10,7 @@ decontamination included) like any other source. Written for this project, not t
 benchmark; families that restated a task of the MBPP dev split (the sum of a number's digits, whether
 an integer is prime, the sum of a dictionary's values, the largest minus the smallest, long words,
 words reversed, the second largest, element-wise arithmetic on two lists) were removed, since the
-AST fingerprint filter does not see a task restated with other code (results.md, section 22).
+AST fingerprint filter does not see a task restated with other code (docs/results.md#training).
 """
 
 from __future__ import annotations
