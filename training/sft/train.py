@@ -37,9 +37,7 @@ class SFTRunConfig:
     learning_rate: float = 2e-4
     batch_size: int = 2
     grad_accum: int = 1
-    max_length: int = (
-        1024  # room for the app's whole simulate request and its answer (docs/results.md#training)
-    )
+    max_length: int = 1024  # room for the app's simulate request and its answer (docs/results.md#training)
     seed: int = 0
     eval_examples: int = 8  # fixed examples whose completion loss is measured before and after
     gradient_checkpointing: bool = False
