@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +22,38 @@ def test_train_is_registered_through_the_entry_point(capsys):
     out = capsys.readouterr().out
     for stage in ("synth", "data", "sft", "rl", "export"):
         assert stage in out
+
+
+STAGES = ("synth", "data", "sft", "rl", "evaluate", "promote", "export")
+
+
+def _stage_parsers() -> dict[str, argparse.ArgumentParser]:
+    """The parser of each ``execsim train`` stage, as the entry point registers them."""
+    from simulator.cli import build_parser
+
+    def choices(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+    return dict(choices(choices(build_parser())["train"]))
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_every_stage_has_help_and_every_flag_one_plain_sentence(capsys, stage):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", stage, "--help"])
+    assert exit_info.value.code == 0 and f"usage: execsim train {stage}" in capsys.readouterr().out
+    for action in _stage_parsers()[stage]._actions:
+        assert action.help, f"train {stage} {action.option_strings} has no help"
+        assert ". " not in action.help.replace("e.g. ", "") and "section" not in action.help, action.help
+        assert "results.md" not in action.help.replace("docs/results.md#training", ""), action.help
+
+
+def test_the_train_dispatcher_stays_small():
+    """Each stage keeps its arguments beside its code; training/cli.py only gathers them."""
+    import training.cli
+
+    assert set(_stage_parsers()) == set(STAGES)
+    assert len(Path(training.cli.__file__).read_text().splitlines()) < 150
 
 
 @pytest.mark.parametrize(

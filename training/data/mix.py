@@ -4,9 +4,9 @@
 
 Without ``--mix`` every example built is kept. With it, each kind is cut to its share (the kind that is
 shortest for its share sets the total) by a seeded draw that keeps the styles' proportions inside the
-kind (call/stdin simulations, fix/submit repairs), and the whole file is shuffled (seeded) so every
-batch mixes kinds. The data card (``data-card.json`` and ``data-card.md``) says where each kind comes
-from and how many of each were built and written.
+kind (call, stdin and cruxeval simulations; call and stdin solutions), and the whole file is shuffled
+(seeded) so every batch mixes kinds. The data card (``data-card.json`` and ``data-card.md``) says
+where each kind comes from and how many of each were built and written.
 """
 
 from __future__ import annotations
@@ -24,11 +24,9 @@ STDIN_SOLVE = (
 SOURCES = {
     "simulate": "the simulate prompt (simulator.prompts.simulate; --styles) on synthesised programs and "
     "inputs, answered by the narration of the real trace (simulator.nlex.narrator); annotator exports",
-    "repair": "the Self-RLEF feedback prompt (simulator.prompts.repair) on synthesised programs: fix = a "
-    "mutant (training.data.mutations) that fails its public test in the sandbox, with the real output, "
-    "answered by the original program; submit = the original with its real output, answered #SUBMIT "
-    "(--repair-mode model); guided (the default, as the pipeline asks): fix examples only, the reply "
-    "prefilled with the opening fence and answered by the original program alone",
+    "repair": "guided fix requests (simulator.prompts.repair.fix_messages: the solve request told which "
+    "public tests the attempt got wrong) on mutants (training.data.mutations) of synthesised programs that "
+    "fail their public test in the sandbox, answered by the original program after the prefilled fence",
     "solve": "the solve prompt (simulator.prompts.solve, prefilled fence, stop at the closing fence) on "
     "the problem made from a synthesised program (its signature, or a stated task's statement) and tests, "
     "answered by that program (sandbox-checked against every test)" + STDIN_SOLVE,
@@ -47,20 +45,6 @@ OWN_FIX_SOURCE = (
     "fail their public test in the sandbox, answered by a served model's own replies to that request: up "
     "to two distinct programs a request that run without an error on every test, passing ones first "
     "(training.data.repair.own_fix_examples)"
-)
-
-# train data --simulate-url: the simulated programs are the served model's own solve replies
-NEAR_MISS_SOURCE = (
-    "the simulate prompt (simulator.prompts.simulate; --styles) on synthesised programs and, beside "
-    "each, near misses of it (one-node mutants that run and fail a test, --near-misses; "
-    "training.data.near_misses) on the same inputs, each answered by the narration of its own real "
-    "trace (simulator.nlex.narrator)"
-)
-OWN_PROGRAM_SOURCE = (
-    "the simulate prompt (simulator.prompts.simulate; --styles) on a served model's own replies to the "
-    "solve request of each synthesised problem, passing or not (distinct programs that run without an "
-    "error on every test), on the problem's inputs, answered by the narration of the real trace "
-    "(training.data.solve.own_programs, simulator.nlex.narrator)"
 )
 
 
@@ -173,9 +157,6 @@ def card_markdown(card: dict[str, Any]) -> str:
         lines += ["", "Solve (own solutions): " + ", ".join(f"{k} {v}" for k, v in card["solve"].items())]
     if card.get("solve_stdin"):
         lines += ["", "Solve (stdin): " + ", ".join(f"{k} {v}" for k, v in card["solve_stdin"].items())]
-    for key, label in (("own_programs", "own programs"), ("near_misses", "near misses")):
-        if card.get(key):
-            lines += ["", f"Simulate ({label}): " + ", ".join(f"{k} {v}" for k, v in card[key].items())]
     lines += ["", "Programs are synthesised (training.synth); no example is drawn from a benchmark file."]
     return "\n".join(lines) + "\n"
 

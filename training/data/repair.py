@@ -1,29 +1,17 @@
-"""Repair examples: the pipeline's Self-RLEF feedback prompt on synthesised programs, answered right.
+"""Repair examples: the request guided repair sends, on synthesised programs, answered right.
 
-Two styles, balanced (``submit_share``, default one half):
+A buggy attempt is a mutant of a correct synthesised program (``training.data.mutations``) that fails
+its public test in the sandbox. The request is the pipeline's guided repair request
+(``simulator.prompts.repair.fix_messages``): the solve request told which public tests the attempt got
+wrong and what it gave there, the real execution's output (as the Self-Execution Simulation paper
+trains: real feedback in training, simulated at inference), without the attempt's code. The answer is
+the original program in the reply format the solve request expects
+(``training.data.solve.solve_completion``), checked to parse back as that program.
 
-- ``fix``: a buggy attempt, a mutant of a correct synthesised program (``training.data.mutations``)
-  that fails its public test in the sandbox; the feedback is the real execution's output for the
-  attempt (as the Self-Execution Simulation paper trains: real feedback in training, simulated at
-  inference); the answer names the failing test and the changed line and gives the original program
-  in a ```python block;
-- ``submit``: the correct program with its real feedback (every output matches), answered
-  ```#SUBMIT```.
+``own_fix_examples`` answers those requests with a served model's own replies instead (the programs
+among them that run without an error on every test, passing ones first): the model's own style of
+code, where the original program is the synthesiser's (docs/results.md#training).
 
-Those are the paper's scaffold (``RunSettings.repair = "model"``: the model's free reply decides).
-``mode="guided"`` (the pipeline's default) builds the request guided repair sends instead
-(``repair.fix_messages``: the solve request told which public tests the attempt got wrong, without
-its code), answered by the original program alone (``training.data.solve.solve_completion``); it has
-fix examples only, since guided repair never asks about a program whose feedback matches.
-``own_fix_examples`` answers those guided requests with a served model's own replies instead (the
-programs among them that run without an error on every test, passing ones first): the model's own
-style of code, where the original program is the synthesiser's (docs/results.md, issue 12 sections
-19 and 20).
-
-The prompt is ``simulator.prompts.repair.messages`` with ``repair.Feedback`` built the way the pipeline
-builds it (``repair.feedback_input``, the expected output, ``real_output``: what the oracle mode puts in
-the feedback), on the problem ``training.data.problems.synth_problem`` makes; the answer parses with
-``simulator.prompts.parsing.parse_repair`` as the decision it states (checked for every example).
 Mutants that pass the public test (the feedback would show no failure), pass every test (not a bug),
 time out, or match a benchmark program are dropped and counted.
 """
@@ -36,11 +24,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from simulator.execution import RunPrograms
-from simulator.nlex.verify import shorten
-from simulator.pipeline.settings import REPAIR_MODES
 from simulator.problem import Problem
 from simulator.prompts import repair, solve
-from simulator.prompts.parsing import SUBMIT, parse_repair
 from training.data.mutations import Mutant, sample
 from training.data.problems import Checked, TestRun, run_tests
 from training.data.solve import own_replies, solve_completion
@@ -51,11 +36,6 @@ if TYPE_CHECKING:
     from training.synth.sampler import ServedModel
 
 OWN_SOURCE = "own reply"
-
-SUBMIT_ANSWER = (
-    "The output for the attempt matches the expected output on every test, so the code is correct.\n"
-    f"```{SUBMIT}```"
-)
 
 
 def feedback(problem: Problem, runs: Sequence[TestRun]) -> list[repair.Feedback]:
@@ -68,46 +48,24 @@ def feedback(problem: Problem, runs: Sequence[TestRun]) -> list[repair.Feedback]
     ]
 
 
-def fix_answer(problem: Problem, runs: Sequence[TestRun], mutant: Mutant, fixed: str) -> str:
-    """What went wrong on the first failing public test, where the bug is, and the corrected program."""
-    public = [(test, run) for test, run in zip(problem.tests, runs, strict=True) if test.public]
-    number, (test, run) = next((i, pair) for i, pair in enumerate(public, start=1) if not pair[1].passed)
-    call = repair.feedback_input(problem, test.input)
-    if run.status == "ok":
-        what = f"returns {shorten(run.output)} instead of {shorten(test.output)}"
-    else:
-        what = f"stops with {shorten(run.output)} instead of returning {shorten(test.output)}"
-    return (
-        f"On test {number}, {shorten(call)} {what}. The bug is on line {mutant.line}: the attempt has "
-        f"{mutant.change}. Corrected solution:\n```python\n{fixed.rstrip()}\n```"
-    )
-
-
 def repair_examples(
     checked: Sequence[Checked],
     *,
     seed: int = 0,
     mutants_per_program: int = 1,
     attempts: int = 6,
-    submit_share: float = 0.5,
     executor: RunPrograms = run_programs,
     benchmark_index: dict[str, str] | None = None,
-    mode: str = "model",
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Fix and submit examples from programs that pass their tests (``problems.passing``), in a seeded
+    """Guided fix examples from programs that pass their tests (``problems.passing``), in a seeded
     order, deduplicated by prompt; returns (examples, counts). Up to ``attempts`` mutants are tried
     per program (kinds drawn uniformly); of the real bugs, ``mutants_per_program`` are kept, the kinds
-    kept least so far first. ``mode``: the repair request's form (``RunSettings.repair``); "guided"
-    has fix examples only (``submit_share`` unused)."""
-    if not 0.0 < submit_share < 1.0:
-        raise ValueError("submit_share must be between 0 and 1 (exclusive)")
-    if mode not in REPAIR_MODES:
-        raise ValueError(f"mode must be one of {', '.join(REPAIR_MODES)}, not {mode!r}")
+    kept least so far first."""
     rng = random.Random(seed)
     tried = [(item, sample(item.record.code, rng, attempts)) for item in checked]
     runs = run_tests([(item.problem, [m.code for m in ms]) for item, ms in tried], executor=executor)
     counts: Counter = Counter()
-    fixes, submits = [], []
+    fixes = []
     for (item, candidates), per_mutant in zip(tried, runs, strict=True):
         counts["programs"] += 1
         bugs = []
@@ -117,7 +75,7 @@ def repair_examples(
             if reason:
                 counts[f"rejected_{reason}"] += 1
                 continue
-            example = _fix_example(item, mutant, mutant_runs, guided=mode == "guided")
+            example = _fix_example(item, mutant, mutant_runs)
             if example is None:
                 counts["rejected_answer_unparsed"] += 1
                 continue
@@ -129,17 +87,11 @@ def repair_examples(
             counts[f"mutation_{kind}"] += 1
         if not candidates:
             counts["no_mutation_site"] += 1
-        if mode == "model":
-            submits.append(_submit_example(item))
-    fixes, submits = _dedup(fixes), _dedup(submits)
+    fixes = _dedup(fixes)
     rng.shuffle(fixes)
-    rng.shuffle(submits)
-    if mode == "model":
-        fixes, submits = _balance(fixes, submits, submit_share)
-    examples = fixes + submits
-    rng.shuffle(examples)
-    counts.update(fix=len(fixes), submit=len(submits))
-    return examples, dict(sorted(counts.items()))
+    rng.shuffle(fixes)  # twice, as when other examples were shuffled in: a seed still gives the same data
+    counts["fix"] = len(fixes)
+    return fixes, dict(sorted(counts.items()))
 
 
 def own_fix_examples(
@@ -154,15 +106,14 @@ def own_fix_examples(
     executor: RunPrograms = run_programs,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The guided fix ``examples`` (``repair_examples(mode="guided")``, prompts of at most
+    """The fix ``examples`` (``repair_examples``, prompts of at most
     ``max_prompt_chars``) answered by ``model``'s own replies, sent as the pipeline sends the request:
     of ``samples`` replies, up to ``per_request`` distinct programs that run without an error on
     every test of the problem in the sandbox, those that pass every test first; and the counts.
     Most such programs are wrong: what they teach is the reply's form in the model's own words. Left
-    out: a program that gives one answer to tests expecting several (``return 0``: a fifth of the
-    first own-fix checkpoint's examples were such, and it writes them three times as often), and one
-    that gives again the wrong answers the request names (``attempt_again``: the request asks for a
-    different program, and a quarter of that checkpoint's empty-handed fix replies were the attempt).
+    out: a program that gives one answer to tests expecting several (``return 0``), and one that gives
+    again the wrong answers the request names (``attempt_again``: the request asks for a different
+    program); a model trained on either wrote more of them (docs/results.md#training).
     ``passing_only`` keeps nothing but programs that pass every test (rejection sampling proper: on a
     stated task, ``training.synth.tasks``, such a program computed its answers)."""
     by_id = {item.record.id: item for item in checked}
@@ -233,54 +184,34 @@ def _rejection(
     return None
 
 
-def _fix_example(
-    item: Checked, mutant: Mutant, runs: Sequence[TestRun], *, guided: bool
-) -> dict[str, Any] | None:
-    """The fix example, or None when the pipeline would not read its answer as this fix."""
+def _fix_example(item: Checked, mutant: Mutant, runs: Sequence[TestRun]) -> dict[str, Any] | None:
+    """The fix example: the request told what went wrong, not shown the attempt, answered by the
+    original program; None when the pipeline would not read that answer back as the original."""
     shown = feedback(item.problem, runs)
-    if guided:  # told what went wrong, not shown the attempt; the reply is a program
-        public = [run for test, run in zip(item.problem.tests, runs, strict=True) if test.public]
-        messages = repair.fix_messages(
-            item.problem, [f for f, run in zip(shown, public, strict=True) if not run.passed]
-        )
-        answer = solve_completion(item.record.code)
-        code = solve.parse(answer.removeprefix(solve.PREFILL).removesuffix(solve.STOP[0])).code
-    else:
-        messages = repair.messages(item.problem, mutant.code, shown)
-        answer = fix_answer(item.problem, runs, mutant, item.record.code)
-        code = parse_repair(answer, mutant.code, item.problem.kind).code
+    public = [run for test, run in zip(item.problem.tests, runs, strict=True) if test.public]
+    messages = repair.fix_messages(
+        item.problem, [f for f, run in zip(shown, public, strict=True) if not run.passed]
+    )
+    answer = solve_completion(item.record.code)
+    code = solve.parse(answer.removeprefix(solve.PREFILL).removesuffix(solve.STOP[0])).code
     if code is None or code.strip() != item.record.code.strip():
         return None
-    return _example(item, messages, answer, "fix", mutant=mutant, attempt=mutant.code)
+    return _example(item, messages, answer, mutant=mutant)
 
 
-def _submit_example(item: Checked) -> dict[str, Any]:
-    messages = repair.messages(item.problem, item.record.code, feedback(item.problem, item.runs))
-    return _example(item, messages, SUBMIT_ANSWER, "submit", mutant=None, attempt=item.record.code)
-
-
-def _example(
-    item: Checked,
-    messages: list[dict[str, str]],
-    answer: str,
-    style: str,
-    *,
-    mutant: Mutant | None,
-    attempt: str,
-) -> dict[str, Any]:
+def _example(item: Checked, messages: list[dict[str, str]], answer: str, *, mutant: Mutant) -> dict[str, Any]:
     record = item.record
-    origin = f"mutation:{mutant.kind}" if mutant else "original"
     return {
         "kind": "repair",
-        "style": style,
+        "style": "fix",
         "prompt": next(m["content"] for m in reversed(messages) if m["role"] == "user"),
         "completion": answer,
         "messages": messages,
-        "attempt": attempt,  # the attempted program the prompt shows
-        "fixed": record.code if mutant else None,  # the program the answer gives
+        "attempt": mutant.code,  # the attempted program the request was made from (not shown in it)
+        "fixed": record.code,  # the program the answer gives
         "program_id": record.id,
         "level": record.level,
-        "source": f"synth:{record.source} {origin}",
+        "source": f"synth:{record.source} mutation:{mutant.kind}",
     }
 
 
@@ -292,13 +223,3 @@ def _dedup(examples: list[dict[str, Any]]) -> list[dict[str, Any]]:
             seen.add(example["prompt"])
             out.append(example)
     return out
-
-
-def _balance(
-    fixes: list[dict[str, Any]], submits: list[dict[str, Any]], submit_share: float
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Cut the larger side so submits are ``submit_share`` of the examples (rounded)."""
-    want_submits = round(len(fixes) * submit_share / (1 - submit_share))
-    if want_submits <= len(submits):
-        return fixes, submits[:want_submits]
-    return fixes[: round(len(submits) * (1 - submit_share) / submit_share)], submits

@@ -13,9 +13,9 @@ Two sources of answers:
 - ``solve_examples``: the synthesised program itself (``problems.passing``);
 - ``own_solve_examples``: a served model's own solutions (rejection sampling: the model is asked the
   same request the pipeline sends, and the first of its replies that passes every test is kept).
-  Trained on, these keep the model's own way of writing code rather than the synthesiser's (issue 12:
-  the synthesised answers went with a loss on MBPP, docs/results.md). The 135M base model solves none
-  of these problems (0 of 512 replies, issue 12 section 10), so they need a stronger model.
+  Trained on, these keep the model's own way of writing code rather than the synthesiser's (the
+  synthesised answers went with a loss on MBPP). The default 135M base model solves almost none of
+  these problems, so they need a stronger model (docs/results.md#training).
 
 Both keep the base model's ability to write code while it learns to simulate (SFT on narrations alone
 taught the solve prompt to narrate).
@@ -24,7 +24,6 @@ taught the solve prompt to narrate).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from simulator.execution import RunPrograms
@@ -32,13 +31,11 @@ from simulator.problem import Problem
 from simulator.prompts import solve
 from training.data.problems import Checked, TestRun, run_tests
 from training.execution import run_programs
-from training.synth.records import IOPair, SynthRecord
 
 if TYPE_CHECKING:
     from training.synth.sampler import ServedModel
 
 OWN_SOURCE = "own solution"
-OWN_PROGRAM = "own program"
 
 
 def solve_completion(code: str) -> str:
@@ -113,39 +110,6 @@ def own_solve_examples(
     return examples, counts
 
 
-def own_programs(
-    checked: Sequence[Checked],
-    model: ServedModel,
-    *,
-    samples: int = 4,
-    executor: RunPrograms = run_programs,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> tuple[list[SynthRecord], dict[str, Any]]:
-    """``model``'s own programs for the problems, passing or not, as records to simulate: the paper's
-    self-execution data. The pipeline asks the model to simulate its own attempts, most of them wrong,
-    and it judges them poorly (docs/results.md, issue 12 section 23); the simulate examples of these
-    records teach what those programs really do on the problem's inputs (``examples.sft_examples``
-    traces each run). Each distinct program that runs on every test without an error becomes a record
-    with the problem's inputs and no outputs (id ``<program id>-own<n>``); the counts say how many
-    replies, programs, runnable programs and passing ones there were."""
-    attempts, counts = _own_attempts(checked, model, samples, executor, progress, "own programs")
-    counts.update(runnable=0, passing=0)
-    records: list[SynthRecord] = []
-    for item, _, programs in attempts:
-        seen = {item.record.code.strip()}
-        for _, code, tests in programs:
-            if code.strip() in seen or any(t.status != "ok" for t in tests):
-                continue
-            seen.add(code.strip())
-            counts["runnable"] += 1
-            counts["passing"] += all(t.passed for t in tests)
-            own = f"{item.record.id}-own{len(seen) - 1}"
-            inputs = [IOPair(pair.input, pair.mutation) for pair in item.record.io]  # outputs: its own
-            source = f"{OWN_PROGRAM}: {model.name}"
-            records.append(replace(item.record, id=own, code=code, io=inputs, source=source))
-    return records, counts
-
-
 def _own_attempts(
     checked: Sequence[Checked],
     model: ServedModel,
@@ -155,8 +119,8 @@ def _own_attempts(
     label: str,
 ) -> tuple[list[tuple[Checked, list[dict[str, str]], list[tuple[str, str, list[TestRun]]]]], dict[str, Any]]:
     """Each distinct problem with its solve messages and ``model``'s programs for it, each run on every
-    test (``own_replies``), and the counts every use of them reports: model, problems asked, samples,
-    replies, replies with a program."""
+    test (``own_replies``), and the counts: model, problems asked, samples, replies, replies with a
+    program."""
     asked = _unique(checked)
     counts: dict[str, Any] = {"model": model.name, "problems": len(asked), "samples": samples}
     counts.update(replies=0, with_code=0)

@@ -31,7 +31,7 @@ SEED=${SEED:-2}  # the committed checkpoint's data used seed 0: new programs, no
 [ -f "$OUT/synth/programs.jsonl" ] || $X train synth --out "$OUT/synth" --programs "${PROGRAMS:-4000}" --seed "$SEED"
 [ -f "$OUT/data/sft.jsonl" ] || $X train data --programs "$OUT/synth/programs.jsonl" --out "$OUT/data" \
     --styles call,stdin --kinds "${KINDS:-simulate,repair,solve}" --mix "${MIX:-simulate=0.6,repair=0.25,solve=0.15}" \
-    --submit-share 0.25 --max-completion-chars 1500 --rl-max-prompt-chars 2000 --seed "$SEED" \
+    --max-completion-chars 1500 --rl-max-prompt-chars 2000 --seed "$SEED" \
     --narration "${NARRATION:-full}"
 [ -f "$OUT/eval/current/eval-results.json" ] || $X train evaluate --model "$DATA_DIR/models/smollm2-135m-nlex" \
     --name smollm2-135m-nlex --variant current --out "$OUT/eval/current"

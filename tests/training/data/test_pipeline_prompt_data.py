@@ -16,7 +16,6 @@ from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer
 from simulator.pipeline import RunSettings, run
 from simulator.prompts import kind_of, solve
-from simulator.prompts.parsing import parse_repair
 from training.data.mix import MixError, mix, parse_mix
 from training.data.mutations import KINDS, mutants, sample
 from training.data.problems import passing, synth_problem
@@ -87,25 +86,20 @@ def test_fix_examples_fail_in_the_sandbox_and_their_answers_pass():
     checked, counts = passing(records())
     assert len(checked) == 2 and counts == {"no_problem": 0, "original_fails": 0}
     examples, stats = repair_examples(checked, seed=0, mutants_per_program=3)
-    fixes = [e for e in examples if e["style"] == "fix"]
-    submits = [e for e in examples if e["style"] == "submit"]
-    assert fixes and len(fixes) == len(submits) == stats["fix"] == stats["submit"]  # balanced
+    assert examples and {e["style"] for e in examples} == {"fix"} and stats["fix"] == len(examples)
+    assert examples == repair_examples(checked, seed=0, mutants_per_program=3)[0]  # seeded
     by_id = {c.record.id: c for c in checked}
-    for example in fixes:
+    for example in examples:
         problem = by_id[example["program_id"]].problem
         public = problem.public_tests[0]
         status, value = sandbox_value(example["attempt"], f"f({public.input})")
         assert status != "ok" or value != public.output  # the attempt really fails its public test
-        parsed = parse_repair(example["completion"], example["attempt"], "call")
-        assert not parsed.submitted and parsed.code is not None
-        for test in problem.tests:  # the answer, read as the pipeline reads it, passes every test
-            assert sandbox_value(parsed.code, f"f({test.input})") == ("ok", test.output)
-        assert f"## Output for the attempt\n{public.output}\n" not in example["prompt"]
-    for example in submits:
-        problem = by_id[example["program_id"]].problem
-        assert parse_repair(example["completion"], example["attempt"], "call").submitted
-        for test in problem.tests:  # #SUBMIT answers a correct program
-            assert sandbox_value(example["attempt"], f"f({test.input})") == ("ok", test.output)
+        assert example["attempt"].strip() not in example["prompt"]  # told what went wrong, not shown it
+        reply = example["completion"].removeprefix(solve.PREFILL).removesuffix(solve.STOP[0])
+        code = solve.parse(reply).code  # the answer, read as the pipeline reads it, passes every test
+        assert code is not None and code.strip() == example["fixed"].strip()
+        for test in problem.tests:
+            assert sandbox_value(code, f"f({test.input})") == ("ok", test.output)
 
 
 def test_solve_examples_answer_with_the_program_in_the_prefilled_block():
@@ -157,76 +151,6 @@ def test_own_solve_examples_keep_the_first_reply_that_passes_every_test():
         assert body["top_p"] == RunSettings.top_p  # sampled as the app samples
 
 
-def _own_attempts(body: dict) -> list[str]:
-    user = body["messages"][-2]["content"]
-    if "f(nums, k)" in user:  # a wrong program, a right one twice, one that raises
-        return ["def f(*args):\n    return None", OWN_P1, OWN_P1, "def f(nums, k):\n    return 1 / 0"]
-    return [OTHER, "def f(s):\n    return list(s)", "Line 1: x = 3", "def f(s):\n    return list(s)\n"]
-
-
-def test_own_programs_are_simulated_as_they_really_run_passing_or_not():
-    from training.data.examples import answer_at_once, sft_examples
-    from training.data.solve import own_programs
-    from training.synth.sampler import ServedModel
-
-    checked, _ = passing(records())
-    server = FakeModelServer(_own_attempts)
-    with server.serve() as url:
-        own, counts = own_programs(checked, ServedModel(url, server.model), samples=4)
-    # distinct programs that run on every test: not the one raising, not the synthesised one again
-    assert [(r.id, r.code.strip()) for r in own] == [
-        ("p1-own1", "def f(*args):\n    return None"),
-        ("p1-own2", OWN_P1),
-        ("p2-own1", "def f(s):\n    return list(s)"),
-    ]
-    assert all(r.source.startswith("own program: fake-model") for r in own)
-    assert [p.input for p in own[0].io] == [p.input for p in records()[0].io]
-    assert all(p.output is None for r in own for p in r.io)  # what they return is theirs, traced
-    assert counts | {"model": None} == {
-        "model": None, "problems": 2, "samples": 4, "replies": 8, "with_code": 7, "runnable": 3, "passing": 1,
-    }  # fmt: skip
-    examples = sft_examples(own, styles=("call",), narrate=answer_at_once)
-    answers = {(e["program_id"], e["completion"].rsplit("==", 1)[1].split()[0]) for e in examples}
-    assert ("p1-own1", "None") in answers and ("p1-own2", "28") in answers
-    assert ("p2-own1", "['a',") in answers  # list('abca'), not the reference's ['A', 'B', 'C', 'A']
-
-
-def test_near_misses_run_fail_a_test_and_are_simulated_as_they_really_run(tmp_path):
-    """A near miss of a correct program runs on every test and fails one; its simulate examples ask the
-    same calls as the original's and are answered by its own real runs (another value where it fails)."""
-    from simulator.cli import EXIT_USAGE, main
-    from training.data.examples import answer_at_once, sft_examples
-    from training.data.near_misses import near_misses
-
-    checked, _ = passing(records())
-    near, counts = near_misses(checked, per_program=2, seed=0)
-    assert [r.id for r in near if r.id.startswith("p1")] == ["p1-near1", "p1-near2"]
-    assert counts["kept"] == len(near) and counts["tried"] >= len(near)
-    by_id = {c.record.id: c for c in checked}
-    for record in near:
-        original = by_id[record.id.split("-near")[0]].record
-        assert record.source.startswith("near miss (") and record.code != original.code
-        assert [p.input for p in record.io] == [p.input for p in original.io]
-        values = [sandbox_value(record.code, f"f({p.input})") for p in original.io]
-        assert all(status == "ok" for status, _ in values)  # it runs on every test ...
-        assert [v for _, v in values] != [p.output for p in original.io]  # ... and fails one
-    examples = sft_examples(near, styles=("call",), narrate=answer_at_once)
-    first = next(e for e in examples if e["program_id"] == "p1-near1")
-    call = first["prompt"].split("assert ", 1)[1].split(" == ??")[0]
-    assert first["completion"].rstrip().endswith(f"== {sandbox_value(near[0].code, call)[1]}\n[/ANSWER]")
-
-    # the CLI: near misses beside the programs, counted in the data card; refused without simulate
-    programs = tmp_path / "programs.jsonl"
-    programs.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records()))
-    argv = ["train", "data", "--programs", str(programs), "--narration", "none", "--styles", "call"]
-    assert main([*argv, "--kinds", "simulate", "--near-misses", "1", "--out", str(tmp_path / "d")]) == 0
-    card = json.loads((tmp_path / "d" / "data-card.json").read_text())
-    assert card["near_misses"]["kept"] == 2 and "near misses" in card["kinds"]["simulate"]["source"]
-    rows = [json.loads(line) for line in (tmp_path / "d" / "sft.jsonl").read_text().splitlines()]
-    assert {r["program_id"] for r in rows} == {"p1", "p2", "p1-near1", "p2-near1"}
-    assert main([*argv, "--kinds", "solve", "--near-misses", "1", "--out", str(tmp_path / "x")]) == EXIT_USAGE
-
-
 # Own replies to guided fix requests (FakeModelServer again): junk, a program that raises, one that
 # answers 0 to every test, a wrong one (twice), a right one (and the test adds the attempt again); for
 # p1 the right one is OWN_P1, for p2 every program is wrong (and p2 has one test, so answering one
@@ -246,7 +170,7 @@ def test_own_fix_examples_keep_runnable_distinct_replies_passing_first():
     from training.synth.sampler import ServedModel
 
     checked, _ = passing(records())
-    guided, _ = repair_examples(checked, seed=1, mode="guided")
+    guided, _ = repair_examples(checked, seed=1)
     attempt_of = {e["prompt"]: e["attempt"] for e in guided}  # the mutant each request was made from
 
     def replies(body: dict) -> list[str]:  # first, the attempt again: the wrong answers it names
@@ -317,45 +241,6 @@ def test_train_data_solve_url_writes_own_solutions_and_says_so(tmp_path, capsys)
     assert not (tmp_path / "down" / "sft.jsonl").exists()
 
 
-def test_train_data_simulate_url_simulates_own_programs_and_says_so(tmp_path, capsys):
-    from simulator.cli import EXIT_FAILED, EXIT_USAGE, main
-    from training.synth.pipeline import SynthConfig, synthesize, write
-
-    kept, card = synthesize(SynthConfig(programs=12, seed=5))
-    write(tmp_path / "synth", kept, card)
-    argv = ["train", "data", "--programs", str(tmp_path / "synth" / "programs.jsonl"), "--kinds", "simulate"]
-    argv += [
-        "--narration",
-        "none",
-        "--styles",
-        "call",
-        "--solve-samples",
-        "1",
-        "--simulate-model",
-        "fake-model",
-    ]
-    server = FakeModelServer(lambda body: "def f(*args):\n    return None")  # wrong, for every problem
-    with server.serve() as url:
-        assert main([*argv, "--out", str(tmp_path / "data"), "--simulate-url", url]) == 0
-    data_card = json.loads((tmp_path / "data" / "data-card.json").read_text())
-    asked = data_card["own_programs"]["problems"]
-    assert asked == len(server.requests) > 0 and data_card["own_programs"]["runnable"] == asked
-    assert "own replies to the solve request" in data_card["kinds"]["simulate"]["source"]
-    assert "Simulate (own programs)" in (tmp_path / "data" / "data-card.md").read_text()
-    rows = [json.loads(line) for line in (tmp_path / "data" / "sft.jsonl").read_text().splitlines()]
-    assert rows and all(
-        r["kind"] == "simulate" and r["completion"].rstrip().endswith("== None\n[/ANSWER]") for r in rows
-    )
-    assert all("return None" in r["prompt"] for r in rows)
-
-    solve_only = [*argv, "--kinds", "solve", "--out", str(tmp_path / "x"), "--simulate-url", "http://x/v1"]
-    assert main(solve_only) == EXIT_USAGE  # nothing to simulate: said, not ignored
-    down = "http://127.0.0.1:9/v1"  # nothing listens there
-    capsys.readouterr()
-    assert main([*argv, "--out", str(tmp_path / "down"), "--simulate-url", down]) == EXIT_FAILED
-    assert "127.0.0.1:9" in capsys.readouterr().err and not (tmp_path / "down" / "sft.jsonl").exists()
-
-
 def test_train_data_fix_url_answers_guided_fixes_with_own_replies_and_says_so(tmp_path):
     from simulator.cli import EXIT_USAGE, main
     from training.synth.pipeline import SynthConfig, synthesize, write
@@ -394,10 +279,8 @@ def _pipeline_requests(problem, solve_reply: str, **settings) -> list[dict]:
 
     def responder(body):
         kind = kind_of(body["messages"])
-        if kind == "solve":
+        if kind in ("solve", "repair"):  # a guided repair reply is a program, as a solve reply is
             return solve_reply + solve.STOP[0]
-        if kind == "repair":
-            return "```#SUBMIT```"
         return "[THOUGHT] t [/THOUGHT] [ANSWER] assert f(1) == 0 [/ANSWER]"
 
     server = FakeModelServer(responder)
@@ -417,19 +300,17 @@ def test_every_prompt_is_the_request_the_pipeline_sends():
 
     checked, _ = passing(records())
     item = checked[0]
-    fix = next(
-        e for e in repair_examples(checked, seed=0)[0] if e["style"] == "fix" and e["program_id"] == "p1"
-    )
-    # the repair examples teach the paper's scaffold (a free reply: #SUBMIT or a fix): repair="model"
-    requests = _pipeline_requests(item.problem, fix["attempt"], turns=1, oracle=True, repair="model")
+    examples, _ = repair_examples(checked, seed=0)
+    fix = next(e for e in examples if e["program_id"] == "p1")
+    # oracle mode: the real output in the feedback, as the examples are made
+    requests = _pipeline_requests(item.problem, fix["attempt"], turns=1, oracle=True)
     by_kind = {kind_of(r["messages"]): r["messages"] for r in requests}
-    assert by_kind["repair"] == fix["messages"]  # oracle mode: the real output in the feedback
     assert by_kind["solve"] == solve_examples([item])[0]["messages"]
-    submit = next(
-        e for e in repair_examples(checked, seed=0)[0] if e["style"] == "submit" and e["program_id"] == "p1"
-    )
-    requests = _pipeline_requests(item.problem, item.record.code, turns=1, oracle=True, repair="model")
-    assert {kind_of(r["messages"]): r["messages"] for r in requests}["repair"] == submit["messages"]
+    asked = by_kind["repair"]  # the guided repair request, byte for byte
+    assert asked == fix["messages"] and asked[-1] == {"role": "assistant", "content": solve.PREFILL}
+    assert fix["prompt"] == asked[-2]["content"]
+    reply = fix["completion"].removeprefix(solve.PREFILL).removesuffix(solve.STOP[0])
+    assert solve.parse(reply).code.strip() == item.record.code.strip()  # the original program
     # the narrated simulation of the public test (training teaches the narration; by default the app
     # sends the same request with the answer prefilled after an empty thought)
     requests = _pipeline_requests(item.problem, item.record.code, turns=0, narrate=True)
@@ -438,26 +319,10 @@ def test_every_prompt_is_the_request_the_pipeline_sends():
     assert example["messages"] == simulate
 
 
-def test_guided_fix_examples_are_the_request_guided_repair_sends():
-    checked, _ = passing(records())
-    item = checked[0]
-    examples, stats = repair_examples(checked, seed=0, mode="guided")
-    assert examples and {e["style"] for e in examples} == {"fix"} and stats["submit"] == 0
-    fix = next(e for e in examples if e["program_id"] == "p1")
-    requests = _pipeline_requests(item.problem, fix["attempt"], turns=1, oracle=True, repair="guided")
-    asked = {kind_of(r["messages"]): r["messages"] for r in requests}["repair"]
-    assert asked == fix["messages"] and asked[-1] == {"role": "assistant", "content": solve.PREFILL}
-    assert fix["prompt"] == asked[-2]["content"]
-    reply = fix["completion"].removeprefix(solve.PREFILL).removesuffix(solve.STOP[0])
-    assert solve.parse(reply).code.strip() == item.record.code.strip()  # the original program
-    with pytest.raises(ValueError, match="mode"):
-        repair_examples(checked, mode="free")
-
-
 def test_the_mix_keeps_shares_and_styles_and_is_seeded():
     by_kind = {
         "simulate": [{"kind": "simulate", "style": s, "i": i} for i, s in enumerate(["call", "stdin"] * 50)],
-        "repair": [{"kind": "repair", "style": s, "i": i} for i, s in enumerate(["fix", "submit"] * 10)],
+        "repair": [{"kind": "repair", "style": "fix", "i": i} for i in range(20)],
     }
     shares = parse_mix("simulate=3,repair=1", ("simulate", "repair"))
     mixed = mix(by_kind, shares, seed=1)
