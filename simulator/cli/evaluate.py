@@ -18,7 +18,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from simulator import config
 from simulator.cli import EXIT_FAILED, UsageError
-from simulator.cli.solve import repair_arguments, sims_argument
 from simulator.evaluation import TASKS, cruxeval
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
@@ -29,53 +28,50 @@ from simulator.pipeline.settings import INT_RANGES
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("eval", help="evaluate the model on a benchmark")
     parser.add_argument("task", choices=sorted(TASKS), metavar="TASK", help=", ".join(sorted(TASKS)))
-    parser.add_argument("--data", type=Path, required=True, help="benchmark file (shared/benchmarks formats)")
-    parser.add_argument("--limit", type=int, help="evaluate the first N items only")
-    parser.add_argument("--n", type=int, default=1, help="samples per item (default 1)")
-    parser.add_argument("--k", type=int, default=1, help="also report pass@k / Best@k (k <= n)")
+    parser.add_argument(
+        "--data", type=Path, required=True, help="The benchmark file to read (the shared/benchmarks formats)."
+    )
+    parser.add_argument("--limit", type=int, help="Evaluate only the first N items.")
+    parser.add_argument("--n", type=int, default=1, help="Samples per item (default 1).")
+    parser.add_argument("--k", type=int, default=1, help="Also report pass@k and Best@k, for k <= n.")
     parser.add_argument(
         "--prompt",
         choices=cruxeval.PROMPTS,
         default="direct",
-        help="cruxeval-o: direct, nlex, or simulate (the app's simulate request)",
+        help="How a program's output is asked for: direct, nlex, or the app's own simulate request, "
+        "narrated (simulate) or answered at once (simulate-answer).",
     )
-    parser.add_argument("--temperature", type=float, help="default: 0 for --n 1, else 0.8")
-    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight (default 8)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--turns", type=int, default=2, help="self-rlef: repair turns (default 2)")
-    repair_arguments(parser, scope="self-rlef: ")
-    sims_argument(parser, scope="mbpp, self-rlef: ")
     parser.add_argument(
-        "--no-likelihood",
-        dest="likelihood",
-        action="store_false",
-        help="mbpp: do not also pick by the likelihood of the expected outputs (one prompt read per "
-        "candidate and public test; without it an n=8 run takes about a quarter of the time)",
+        "--temperature", type=float, help="Sampling temperature (default 0 for --n 1, else 0.8)."
+    )
+    parser.add_argument("--concurrency", type=int, default=8, help="Requests in flight at most (default 8).")
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the tie-breaking draws (default 0).")
+    parser.add_argument(
+        "--turns", type=int, default=2, help="self-rlef: repair turns after the first program (default 2)."
     )
     parser.add_argument(
         "--candidates",
         type=Path,
         metavar="RESULTS",
-        help="mbpp: judge the candidates of an earlier run (its results.json) instead of writing new "
-        "ones: two models' judges compared on the same programs (eval-diff --measure sim)",
+        help="mbpp: judge the candidates of an earlier run's results.json instead of writing new ones, "
+        "to compare two models' judges on the same programs.",
     )
-    parser.add_argument("--out", type=Path, help="output folder (default ./out/eval-TASK)")
+    parser.add_argument("--out", type=Path, help="Where to write the results (default ./out/eval-TASK).")
     parser.set_defaults(handler=_eval)
 
     diff = sub.add_parser(
         "eval-diff", help="paired difference of two evaluations of the same items (B minus A)"
     )
     diff.add_argument(
-        "a", type=Path, metavar="A", help="results.json of the reference run (e.g. the base model)"
+        "a", type=Path, metavar="A", help="The reference run's results.json (e.g. the base model's)."
     )
-    diff.add_argument("b", type=Path, metavar="B", help="results.json of the run compared with it")
+    diff.add_argument("b", type=Path, metavar="B", help="The results.json of the run compared with it.")
     diff.add_argument(
         "--measure",
         metavar="WAY",
-        help="mbpp: compare a way of picking (sim, random, sim-agree, oracle...: items[].expected) "
-        "instead of pass@1",
+        help="mbpp: compare a way of picking (sim, paper, oracle or random) instead of pass@1.",
     )
-    diff.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    diff.add_argument("--json", action="store_true", help="Print the comparison as one JSON object.")
     diff.set_defaults(handler=_eval_diff)
 
 
@@ -90,10 +86,9 @@ def _eval(args: argparse.Namespace) -> int:
         raise UsageError("need 1 <= --k <= --n")
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
-    for name in ("turns", "sims", "fixes"):
-        low, high = INT_RANGES[name]
-        if not low <= getattr(args, name) <= high:
-            raise UsageError(f"--{name} must be from {low} to {high}")
+    low, high = INT_RANGES["turns"]
+    if not low <= args.turns <= high:
+        raise UsageError(f"--turns must be from {low} to {high}")
     if args.task == "self-rlef" and args.n != 1:
         raise UsageError("self-rlef solves one program per problem (k=1, as the pipeline runs it): use --n 1")
     settings = EvalSettings(
@@ -108,10 +103,6 @@ def _eval(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         seed=args.seed,
         turns=args.turns,
-        repair=args.repair,
-        fixes=args.fixes,
-        sims=args.sims,
-        likelihood=args.likelihood,
         candidates=args.candidates,
     )
     module = importlib.import_module(module_name)

@@ -1,8 +1,8 @@
 """``execsim solve`` and ``execsim simulate``: the pipeline from the command line.
 
-    execsim solve PROBLEM.json [--k 4] [--turns 0] [--repair guided|model] [--fixes 4] [--sims 1]
-                  [--oracle] [--real] [--seed S] [--temperature T] [--max-tokens N] [--json]
-    execsim simulate PROGRAM.py (--call EXPR | --stdin FILE) [--json]
+    execsim solve PROBLEM.json [--k 4] [--turns 0] [--answer-only] [--oracle] [--real] [--seed S]
+                  [--temperature T] [--max-tokens N] [--json]
+    execsim simulate PROGRAM.py (--call EXPR | --stdin FILE) [--max-tokens N] [--json]
 
 Both stream progress (rich) as the model writes; ``--json`` prints one event per line instead:
 ``{"schema_version", "run_id", "seq", "type", "payload"}`` (docs/events.md). Exit 0 when the run
@@ -36,7 +36,7 @@ from simulator.nlex.verify import Verification
 from simulator.pipeline.events import Event
 from simulator.pipeline.judge import cost
 from simulator.pipeline.run import run
-from simulator.pipeline.settings import REPAIR_MODES, TIE_BREAKS, RunSettings, SettingsError
+from simulator.pipeline.settings import RunSettings, SettingsError
 from simulator.pipeline.single import simulate_program
 from simulator.problem import Problem, ProblemError
 from simulator.source import load_json
@@ -44,39 +44,57 @@ from simulator.source import load_json
 
 def register(sub: argparse._SubParsersAction) -> None:
     solve = sub.add_parser("solve", help="solve a problem: k candidates, simulate, select, repair")
-    solve.add_argument("problem", type=Path, help="problem JSON file (docs/problem-format.md)")
+    solve.add_argument("problem", type=Path, help="The problem's JSON file (docs/problem-format.md).")
     solve.add_argument(
-        "--k", type=int, default=RunSettings.k, help="candidates to sample (default %(default)s)"
+        "--k",
+        type=int,
+        default=RunSettings.k,
+        help="How many candidate programs to write (default %(default)s).",
     )
     solve.add_argument(
         "--turns",
         type=int,
         default=RunSettings.turns,
-        help="repair turns at most (default %(default)s: repair does not raise the hidden-test score "
-        "today, docs/results.md)",
-    )
-    repair_arguments(solve)
-    sims_argument(solve)
-    solve.add_argument(
-        "--ties",
-        choices=TIE_BREAKS,
-        default=RunSettings.ties,
-        help="how Best@k breaks a tie (default %(default)s): agreement, the program written most often "
-        "among the candidates (+0.4 points over random on MBPP dev); random, as in the paper; "
-        "likelihood, the candidate after which the model finds the expected outputs likeliest "
-        "(docs/results.md)",
+        help="Repair turns at most (default %(default)s: repair does not yet raise the hidden-test "
+        "score, docs/results.md#repair).",
     )
     solve.add_argument(
-        "--narrate",
+        "--answer-only",
+        dest="narrate",
+        action="store_false",
+        help="Quicker: the model states each output at once instead of narrating the run (NLEX).",
+    )
+    solve.add_argument(
+        "--oracle",
         action="store_true",
-        help="narrate each simulation (NLEX) before its answer (default: the answer at once, which the "
-        "default model gets right more often, docs/results.md)",
+        help="Pick and repair by running the public tests instead of simulating.",
     )
-    solve.add_argument("--oracle", action="store_true", help="select and repair by real execution instead")
-    solve.add_argument("--real", action="store_true", help="also run the code for real and show divergences")
-    _sampling(solve, temperature=RunSettings.temperature)
     solve.add_argument(
-        "--concurrency", type=int, default=RunSettings.concurrency, help="requests in flight at most"
+        "--real",
+        action="store_true",
+        help="Also run the programs for real and show where each simulation first went wrong.",
+    )
+    solve.add_argument(
+        "--seed", type=int, default=None, help="Seed of the tie-breaking draw (default: drawn and recorded)."
+    )
+    solve.add_argument(
+        "--temperature",
+        type=float,
+        default=RunSettings.temperature,
+        help="How varied the candidates are (default %(default)s).",
+    )
+    solve.add_argument(
+        "--top-p",
+        type=float,
+        default=RunSettings.top_p,
+        help="Nucleus sampling of the candidates (default %(default)s).",
+    )
+    _reply_arguments(solve)
+    solve.add_argument(
+        "--concurrency",
+        type=int,
+        default=RunSettings.concurrency,
+        help="Model requests in flight at most (default %(default)s).",
     )
     solve.set_defaults(handler=_solve)
 
@@ -84,57 +102,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         "simulate", help="let the model simulate a program, then check it against reality"
     )
     _program_arguments(simulate, timeout=False)
-    sims_argument(simulate)
-    _sampling(simulate, temperature=0.0)
+    _reply_arguments(simulate)
     simulate.set_defaults(handler=_simulate)
 
 
-def repair_arguments(parser: argparse.ArgumentParser, scope: str = "") -> None:
-    """--repair and --fixes, as ``execsim solve`` and ``execsim eval`` (``scope``: the tasks that read
-    them there, "self-rlef: ") take them, with RunSettings' defaults."""
+def _reply_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--repair",
-        choices=REPAIR_MODES,
-        default=RunSettings.repair,
-        help=f"{scope}who decides each repair turn (default %(default)s): guided, the simulation decides "
-        "whether to repair, the model writes a new program told which public tests the attempt got "
-        "wrong, and a fix is kept only if it matches more public tests; model, the paper's scaffold "
-        "(the model answers #SUBMIT or a fix)",
-    )
-    parser.add_argument(
-        "--fixes",
+        "--max-tokens",
         type=int,
-        default=RunSettings.fixes,
-        help=f"{scope}replies a guided repair turn samples (default %(default)s; one at temperature 0): "
-        "of the new programs not known to fail, the one whose verdicts match the most public tests is "
-        "the fix",
+        default=RunSettings.max_tokens,
+        help="The longest reply the model may write, in tokens (default %(default)s).",
     )
-
-
-def sims_argument(parser: argparse.ArgumentParser, scope: str = "") -> None:
-    """--sims, as ``execsim solve``, ``simulate`` and ``eval`` take it (``scope`` as above)."""
-    parser.add_argument(
-        "--sims",
-        type=int,
-        default=RunSettings.sims,
-        help=f"{scope}simulations per test (default %(default)s, greedy; more sample at --temperature "
-        "and vote)",
-    )
-
-
-def _sampling(parser: argparse.ArgumentParser, temperature: float) -> None:
-    parser.add_argument(
-        "--seed", type=int, default=None, help="seed for tie-breaking (default: drawn, recorded)"
-    )
-    parser.add_argument("--temperature", type=float, default=temperature, help="sampling temperature")
-    parser.add_argument(
-        "--top-p", type=float, default=RunSettings.top_p, help="nucleus sampling (default %(default)s)"
-    )
-    parser.add_argument(
-        "--max-tokens", type=int, default=RunSettings.max_tokens, help="token budget per reply"
-    )
-    parser.add_argument("--model", default=None, help="model name (default: EXECSIM_MODEL_NAME)")
-    parser.add_argument("--json", action="store_true", help="print one JSON event per line")
+    parser.add_argument("--model", default=None, help="The model to ask (default: EXECSIM_MODEL_NAME).")
+    parser.add_argument("--json", action="store_true", help="Print one JSON event per line.")
 
 
 # -- solve ---------------------------------------------------------------------------------------
@@ -143,8 +123,7 @@ def _sampling(parser: argparse.ArgumentParser, temperature: float) -> None:
 def _solve(args: argparse.Namespace) -> int:
     problem = _load_problem(args.problem)
     settings = _settings(
-        k=args.k, turns=args.turns, repair=args.repair, fixes=args.fixes, sims=args.sims,
-        ties=args.ties, oracle=args.oracle, real=args.real, seed=args.seed, narrate=args.narrate,
+        k=args.k, turns=args.turns, oracle=args.oracle, real=args.real, seed=args.seed, narrate=args.narrate,
         temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, model=args.model,
         concurrency=args.concurrency,
     )  # fmt: skip
@@ -183,8 +162,7 @@ def _settings(**values: Any) -> RunSettings:
 def _simulate(args: argparse.Namespace) -> int:
     program = _program_from_args(args)  # as ``run`` reads it: never ask the model about code that cannot run
     settings = _settings(
-        k=1, turns=0, sims=args.sims, seed=args.seed, temperature=args.temperature, top_p=args.top_p,
-        max_tokens=args.max_tokens, model=args.model, real=True,
+        k=1, turns=0, max_tokens=args.max_tokens, model=args.model, real=True,
     )  # fmt: skip
 
     async def main(client: ChatClient) -> AsyncIterator[Event]:
@@ -335,8 +313,6 @@ class _SolvePrinter(_RichPrinter):
         said = f"not simulated: {p['reason']}" if p["source"] == "checked" else f"{p['source']} {_short(got)}"
         expected = _short(p["expected"])
         line = f"candidate {p['candidate']}{turn} · test {p['test']}: {mark} ({said}, expected {expected})"
-        if p.get("votes"):
-            line += " votes " + ", ".join(f"{_short(v['predicted'])}x{v['count']}" for v in p["votes"])
         real = p.get("real")
         if real and p["source"] == "simulated":
             line += f" · real {real['status']} {_short(real['output'])}"
@@ -350,16 +326,13 @@ class _SolvePrinter(_RichPrinter):
 
     def _repair_turn(self, event: Event) -> None:
         p = event.payload
-        decided_by = p.get("decided_by", "model")
         if p["submitted"]:
             self.out.print(
-                f"repair turn {p['turn']}: [green]#SUBMIT[/] (the model keeps its program)"
-                if decided_by == "model"
-                else f"repair turn {p['turn']}: [green]submitted[/] without asking the model "
-                f"(its {decided_by} matches every public test)"
+                f"repair turn {p['turn']}: [green]submitted[/] without asking the model "
+                f"(its {p['decided_by']} matches every public test)"
             )
             return
-        replies = p.get("replies") or []  # guided turns: every reply sampled, each with its why
+        replies = p.get("replies") or []  # every reply sampled, each with its why
         if p["code"] is not None:
             title = f"repair turn {p['turn']}: new program"
             self.out.print(Panel(Syntax(p["code"].rstrip(), "python"), title=title, title_align="left"))

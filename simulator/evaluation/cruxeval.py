@@ -5,7 +5,7 @@ given as an earlier chat turn), ``nlex`` (first narrate the execution step by st
 ``simulate`` (the app's own simulate request with its token budget: what the served model is asked
 on every public test, so the figure is the app's; a narration cut by the budget is finished as the
 app finishes it, its answer asked for at once: ``app_texts``) and ``simulate-answer`` (the same
-request answered at once, as the app sends it by default).
+request answered at once, as the app sends it with narration off).
 Each item gets ``n`` samples in one request (``n=`` in the API); pass@1 and pass@k use the unbiased
 estimator.
 """
@@ -28,8 +28,8 @@ from simulator.nlex.verify import Verification, verify_result
 from simulator.pipeline.settings import RunSettings
 from simulator.prompts import simulate
 
-SIMULATE = "simulate"  # the app's simulate request, narrated (RunSettings.narrate on)
-SIMULATE_ANSWER = "simulate-answer"  # the same request answered at once (narrate off, the default)
+SIMULATE = "simulate"  # the app's simulate request, narrated (RunSettings.narrate on, the default)
+SIMULATE_ANSWER = "simulate-answer"  # the same request answered at once (narrate off)
 APP_PROMPT = SIMULATE if RunSettings().narrate else SIMULATE_ANSWER  # what the app sends by default
 
 INSTRUCTION = {
@@ -102,7 +102,7 @@ async def app_texts(
     """Each sample of ``reply`` as the pipeline reads it, with whether its answer was forced: an
     answer asked for at once is read after its prefill; a ``simulate`` narration that ends before its
     answer gets the answer asked for, in a request of its own sampled as ``params`` (the narration's)
-    say, as ``simulator.pipeline.run`` does (``simulate.forced_answer``)."""
+    say, as ``simulator.pipeline.job`` does (``simulate.forced_answer``)."""
     if ctx.settings.prompt == SIMULATE_ANSWER:
         return [(asked[-1]["content"] + text, False) for text in reply.texts]
     if ctx.settings.prompt != SIMULATE:

@@ -26,7 +26,6 @@ from simulator.evaluation.cache import RequestCache
 from simulator.evaluation.metrics import Estimate, wilson
 from simulator.evaluation.requests import Requester
 from simulator.llm.client import ChatClient
-from simulator.pipeline.settings import RunSettings
 from simulator.problem import Problem, ProblemError
 
 T = TypeVar("T")
@@ -48,10 +47,6 @@ class EvalSettings:
     concurrency: int = 8
     seed: int = 0
     turns: int = 2  # self-rlef: repair turns after the first program
-    repair: str = RunSettings.repair  # self-rlef: who decides a repair turn
-    fixes: int = RunSettings.fixes  # self-rlef: replies a guided turn samples
-    sims: int = 1  # mbpp: simulations per public test (majority vote)
-    likelihood: bool = True  # mbpp, k > 1: also pick by the likelihood of the expected outputs
     candidates: Path | None = None  # mbpp: an earlier run's results.json, whose candidates are judged
 
     def to_dict(self) -> dict[str, Any]:
@@ -68,9 +63,9 @@ class TaskResult:
     histogram: list[int] = field(default_factory=list)  # per-item correct counts, for the plot
     extra: dict[str, Any] = field(default_factory=dict)
     # stage -> (replies that could not be parsed, replies): solve (no code), simulate (no answer),
-    # repair (a turn with neither #SUBMIT nor a new program), repair_reply (each reply of a guided
-    # turn that is no new program), repair_program (each reply that is no program at all, the attempt
-    # again counting as one), answer (whitebox: no <answer> block)
+    # repair (a turn with no new program), repair_reply (each reply of a turn that is no new
+    # program), repair_program (each reply that is no program at all, the attempt again counting as
+    # one), answer (whitebox: no <answer> block)
     parse_failures: dict[str, tuple[int, int]] = field(default_factory=dict)
     n_items: int | None = None  # items scored, when a task skips some it was given (default: all)
 

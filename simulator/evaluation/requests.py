@@ -138,26 +138,12 @@ class Requester:
         )
         return reply
 
-    async def score(self, item: str, messages: list[dict[str, str]], continuation: str) -> float:
-        """The log-probability of ``continuation`` after ``messages`` (``ChatClient.score``), from the
-        cache or the server; raises the client's own errors, as ``complete`` does."""
-        messages = [dict(m) for m in messages]
-        key = request_key(self.model, messages, {"score": continuation}, item)
-        hit = self.cache.get(key)
-        if hit is not None:
-            self.cached += 1
-            return float(hit["logprob"])
-        logprob = await self.client.score(messages, continuation)
-        self.sent += 1
-        self.cache.put(key, {"item": item, "logprob": logprob})
-        return logprob
-
     def client_for(self, item: str) -> CachingClient:
         return CachingClient(self, item)
 
 
 class CachingClient:
-    """``ChatClient``'s interface (``model``, ``base_url``, ``model_info``, ``chat``, ``score``) over a
+    """``ChatClient``'s interface (``model``, ``base_url``, ``model_info``, ``chat``) over a
     ``Requester``: what the pipeline gets during an evaluation, so that its requests are cached per
     ``item`` (the key also holds the messages, so each of an item's requests has its own entry)."""
 
@@ -174,13 +160,6 @@ class CachingClient:
         if info is not None and info.id == name:
             return info
         return await self.requester.client.model_info(name)
-
-    async def score(
-        self, messages: Sequence[dict[str, str]], continuation: str, *, model: str | None = None
-    ) -> float:
-        if model is not None and model != self.model:
-            raise ValueError(f"this evaluation asks {self.model!r}, not {model!r}")
-        return await self.requester.score(self.item, list(messages), continuation)
 
     async def chat(
         self,

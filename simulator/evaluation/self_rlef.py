@@ -2,14 +2,12 @@
 
 Each problem (MBPP call-style, its first assert public and the rest private; or Code Jam stdin, public
 and private test files) goes through the real pipeline, ``simulator.pipeline.run`` with
-``RunSettings(k=1, turns=T, repair=MODE, sims=M)``: solve one program, simulate it on the public tests
-(one greedy simulation, or ``--sims`` samples voting), then up to T turns of the repair prompt fed with
-the simulated outputs. ``--repair`` picks who decides a turn
-(``RunSettings.repair``): ``guided`` (the default) submits a program whose simulations match every
-public test without asking, asks for a program otherwise and keeps a fix only when its simulations
-match more public tests; ``model`` is the paper's scaffold, stopping at the model's ``#SUBMIT``. The
-pipeline's client is the run's ``CachingClient`` (``requests``), so a rerun resends nothing and the
-events are those the web page shows.
+``RunSettings(k=1, turns=T)``: solve one program, simulate it on the public tests as the app does
+(narrated, greedy), then up to T repair turns (``pipeline.repair``): a program whose simulations match
+every public test is submitted without asking; otherwise a new program is asked for and a fix kept
+only when its simulations match more public tests. The pipeline's client is the run's
+``CachingClient`` (``requests``), so a rerun resends nothing and the events are those the web page
+shows.
 
 Ground truth: the initial candidate (turn 0) and the submitted program (``run_finished.code``) both
 run for real on every test with the pipeline's own judge (``pipeline.executor.program_for``,
@@ -20,13 +18,12 @@ tests. Figures, joint fractions of all problems as in the Self-RLEF paper's Tabl
 one whose prompt does not fit the context window too (``extra.prompt_too_long``). Problems without
 private tests are left out of the private figures. A record that cannot become a problem (an MBPP one
 with no ``assert f(args) == value``) is skipped and listed in ``extra.unconverted``; ``n`` counts the rest.
-``extra`` also records ``repair`` (the mode) and counts the turns decided by the simulation
-(``repair_by_simulation``: submitted without a request) and by the model (``repair_asked``), and the
-fixes not kept (``repair_not_kept``); the ``repair`` parse failures count the turns asked for that
-gave neither ``#SUBMIT`` nor a new program, ``repair_reply`` each reply that is no new program (a
-guided turn samples ``--fixes`` replies at a temperature above 0, and takes the best judged one), and
-``repair_program`` each reply that is neither ``#SUBMIT`` nor a program (the issue's "parse as
-neither": the attempt again is a program, a useless one).
+``extra`` counts the turns decided by the simulation (``repair_by_simulation``: submitted without a
+request) and those asked of the model (``repair_asked``), and the fixes not kept
+(``repair_not_kept``); the ``repair`` parse failures count the turns asked for that gave no new
+program, ``repair_reply`` each reply that is no new program (a turn samples ``FIX_REPLIES`` replies at
+a temperature above 0, and takes the best judged one), and ``repair_program`` each reply that is no
+program at all (the attempt again is a program, a useless one).
 ``extra.fixes`` says whether the model or the judge held repair back: every fix offered (a new program
 in any repair reply, taken or not) runs for real on the public tests; ``offered``, ``pass_public`` (of
 them, those passing every public test) and ``failing_with_a_passing_fix`` (problems whose initial
@@ -46,6 +43,7 @@ from simulator.pipeline import RunSettings
 from simulator.pipeline import run as pipeline_run
 from simulator.pipeline.executor import LocalExecutor, program_for, real_output
 from simulator.pipeline.matching import problem_matches
+from simulator.pipeline.repair import FIX_REPLIES
 from simulator.problem import Problem
 from simulator.prompts.parsing import REPEATED
 
@@ -106,12 +104,12 @@ def summarize_events(events: list[dict[str, Any]]) -> dict[str, Any]:
         "error": None,
         "solve": [0, 0],  # [unparsed, replies]
         "simulate": [0, 0],
-        "repair": [0, 0],  # per turn asked: neither #SUBMIT nor a new program
-        "repair_reply": [0, 0],  # per reply (a guided turn samples several): no new program
-        "repair_program": [0, 0],  # per reply: neither #SUBMIT nor a program (the attempt again is one)
-        "repair_repeats": 0,  # replies that are the attempted program again, without #SUBMIT
-        "repair_by_simulation": 0,  # guided turns the simulation decided (no request: submitted)
-        "repair_not_kept": 0,  # guided fixes whose simulations matched no more public tests
+        "repair": [0, 0],  # per turn asked: no new program
+        "repair_reply": [0, 0],  # per reply (a turn samples several): no new program
+        "repair_program": [0, 0],  # per reply: no program at all (the attempt again is one)
+        "repair_repeats": 0,  # replies that are the attempted program again
+        "repair_by_simulation": 0,  # turns the simulation decided (no request: submitted)
+        "repair_not_kept": 0,  # fixes whose simulations matched no more public tests
         "fixes": [],  # every new program a repair reply offered, kept or not
         "prompt_too_long": 0,
     }
@@ -145,12 +143,9 @@ def _repair_turn(out: dict[str, Any], p: dict[str, Any]) -> None:
         out["prompt_too_long"] += 1
         return
     out["repair"][1] += 1
-    out["repair"][0] += not p["submitted"] and p["code"] is None
-    replies = p.get("replies") or [
-        {"code": p["code"], "error": p.get("parse_error"), "submitted": p["submitted"]}
-    ]
-    for reply in replies:
-        no_code = not reply.get("submitted") and reply["code"] is None
+    out["repair"][0] += p["code"] is None
+    for reply in p.get("replies") or [{"code": p["code"], "error": p.get("parse_error")}]:
+        no_code = reply["code"] is None
         repeated = reply["error"] == REPEATED
         out["repair_reply"][1] += 1
         out["repair_reply"][0] += no_code
@@ -185,16 +180,13 @@ HANDLERS: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
 
 
 async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
-    turns, mode = ctx.settings.turns, ctx.settings.repair
+    turns = ctx.settings.turns
     temperature = ctx.settings.temperature if ctx.settings.temperature is not None else 0.0
 
     def settings_for(index: int) -> RunSettings:
         return RunSettings(
             k=1,
             turns=turns,
-            repair=mode,
-            fixes=ctx.settings.fixes,
-            sims=ctx.settings.sims,
             seed=ctx.settings.seed + index,
             temperature=temperature,
             top_p=ctx.settings.top_p,
@@ -275,8 +267,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
     )
     extra = {
         "turns": turns,
-        "repair": mode,
-        "fixes_per_turn": settings_for(0).fix_replies if mode == "guided" else 1,
+        "fixes_per_turn": FIX_REPLIES if temperature > 0 else 1,
         "fix_break": fix_break,
         "submitted": sum(r["submitted"] for r in records),
         "changed": sum(r["changed"] for r in records),

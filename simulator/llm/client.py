@@ -15,9 +15,6 @@ What it does, and why it is the only path to a model:
 - Clear, typed errors (``simulator.llm.errors``) naming the server and what to do.
 - Prefill: when the last message is the assistant's, the server is asked to continue it
   (``continue_final_message``, a vLLM extension of the chat API) rather than to open a new turn.
-- Scoring: ``score()`` asks how likely the model finds a given end of the final (prefilled) message,
-  from the log-probabilities of the prompt's own tokens (``prompt_logprobs``, a vLLM extension);
-  nothing is sampled. Selection uses it to rank candidates by the likelihood of the expected output.
 - A token budget: when the server told us its context length (``/v1/models`` -> ``max_model_len``),
   a prompt that cannot fit raises ``PromptTooLong`` before sending and an over-long completion budget
   is shortened; the server's own "maximum context length" refusal maps to ``PromptTooLong`` too.
@@ -232,43 +229,6 @@ class ChatClient:
         async with self._limit:  # the wait starts once the request is sent, not while it queues here
             return await self._with_retries(once, started=lambda: progress["started"], progress=progress)
 
-    async def score(
-        self, messages: Sequence[Message], continuation: str, *, model: str | None = None
-    ) -> float:
-        """The log-probability the model gives ``continuation`` as the end of the last message (the
-        assistant's prefill): how likely it finds that answer, without sampling one."""
-        if not messages or messages[-1].get("role") != "assistant":
-            raise ValueError("score() continues a prefilled assistant message: the last message")
-        model = model or self.model
-        last = {**messages[-1], "content": messages[-1]["content"] + continuation}
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": [*messages[:-1], last],
-            "max_tokens": 1,
-            "temperature": 0.0,
-            "continue_final_message": True,
-            "add_generation_prompt": False,
-            "prompt_logprobs": 0,
-        }
-
-        async def once() -> float:
-            try:
-                resp = await self._http.post("/chat/completions", json=body)
-            except httpx.HTTPError as exc:
-                raise _Retryable(self._transport_error(exc)) from exc
-            if resp.status_code != 200:
-                raise self._status_error(resp.status_code, _error_message(resp.content), model)
-            try:
-                return continuation_logprob(resp.json()["prompt_logprobs"], continuation)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise MalformedReply(
-                    f"the model server at {self.base_url} gave no log-probabilities of the prompt "
-                    f"(a vLLM extension, prompt_logprobs): {resp.text[:200]!r}"
-                ) from exc
-
-        async with self._limit:
-            return await self._with_retries(once, started=lambda: False)
-
     async def _stream_once(
         self, body: dict[str, Any], n: int, progress: dict[str, Any], on_delta: OnDelta | None
     ) -> ChatResult:
@@ -419,25 +379,6 @@ class ChatClient:
                 f"{where} refused the request (HTTP {status}); check EXECSIM_MODEL_API_KEY: {message}"
             )
         return LLMRejected(f"{where} refused the request (HTTP {status}): {message}")
-
-
-def continuation_logprob(prompt_logprobs: Sequence[Any], continuation: str) -> float:
-    """The summed log-probability of the prompt's last tokens that spell ``continuation``, from
-    vLLM's ``prompt_logprobs`` (one ``{token_id: {"logprob", "decoded_token", ...}}`` per prompt token,
-    ``None`` for the first; asked with 0 alternatives, each holds the prompt's own token). A token
-    that straddles the prefill and the continuation counts whole."""
-    total, covered = 0.0, 0
-    for entry in reversed(prompt_logprobs):
-        if covered >= len(continuation):
-            return total
-        if not isinstance(entry, dict) or len(entry) != 1:
-            break
-        (token,) = entry.values()
-        total += float(token["logprob"])
-        covered += len(token.get("decoded_token") or "") or 1
-    if covered < len(continuation):
-        raise ValueError("the prompt's log-probabilities end before the continuation is covered")
-    return total
 
 
 def _error_text(error: Any) -> str:

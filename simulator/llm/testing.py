@@ -6,11 +6,6 @@ stop strings cut the reply (excluded, as vLLM does), ``max_tokens`` truncates it
 ``finish_reason: "length"`` and ``repetition_detection`` ends it where its last tokens repeat, with
 ``finish_reason: "repetition"`` (a "token" here is one chunk of ``chunk_chars`` characters).
 
-A request for the log-probabilities of its own prompt (``prompt_logprobs``, what ``ChatClient.score``
-sends) is answered at once, not streamed: the final message in tokens of ``chunk_chars`` characters,
-the last one carrying the *scorer*'s log-probability for the whole request (by default 0.0: a model
-with no preference among answers).
-
 Replies come from a *responder*: a function of the request body returning one text per sample (a
 single string is repeated ``n`` times). It serves two ways:
 
@@ -36,7 +31,6 @@ from typing import Any
 import httpx
 
 Responder = Callable[[dict[str, Any]], "Sequence[str] | str"]
-Scorer = Callable[[dict[str, Any]], float]
 
 
 class ScriptedFailure(Exception):
@@ -49,8 +43,7 @@ class ScriptedFailure(Exception):
 
 
 class FakeModelServer:
-    """Scripted OpenAI-compatible server (a test double). ``requests`` records every chat body
-    (``scored`` those asking for the prompt's log-probabilities);
+    """Scripted OpenAI-compatible server (a test double). ``requests`` records every chat body;
     ``failures`` lists HTTP statuses to answer the next chat requests with, one per request."""
 
     def __init__(
@@ -63,10 +56,8 @@ class FakeModelServer:
         failures: Sequence[int] = (),
         delay_s: float = 0.0,
         root: str | None = None,
-        scorer: Scorer | None = None,
     ) -> None:
         self.responder = responder
-        self.scorer = scorer
         self.model = model
         self.root = root or f"/fake/{model}"  # the folder it says it serves, as vLLM does
         self.max_model_len = max_model_len
@@ -74,7 +65,6 @@ class FakeModelServer:
         self.failures = list(failures)
         self.delay_s = delay_s
         self.requests: list[dict[str, Any]] = []
-        self.scored: list[dict[str, Any]] = []  # the prompt_logprobs requests, apart from ``requests``
         self._lock = threading.Lock()
 
     # -- the protocol, independent of how it is served -------------------------------------------
@@ -92,36 +82,8 @@ class FakeModelServer:
 
     def answer(self, body: dict[str, Any]) -> tuple[int, list[bytes], str]:
         """(HTTP status, body pieces, content type) for one chat request."""
-        if "prompt_logprobs" in body:
-            status, pieces = self.score_body(body)
-            return status, pieces, "application/json"
         status, pieces = self.chat_events(body)
         return status, pieces, "text/event-stream" if status == 200 else "application/json"
-
-    def score_body(self, body: dict[str, Any]) -> tuple[int, list[bytes]]:
-        """A non-streamed reply holding ``prompt_logprobs`` for the final message's tokens."""
-        with self._lock:
-            self.scored.append(body)
-        text = body["messages"][-1]["content"]
-        tokens = [text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
-        try:
-            logprob = self.scorer(body) if self.scorer is not None else 0.0
-        except ScriptedFailure as exc:
-            return exc.status, [_json({"error": {"message": exc.message, "code": exc.status}})]
-        prompt_logprobs: list[dict[str, Any] | None] = [None]
-        for i, token in enumerate(tokens):
-            value = logprob if i == len(tokens) - 1 else 0.0
-            prompt_logprobs.append({str(i): {"logprob": value, "rank": 1, "decoded_token": token}})
-        reply = {
-            "id": "chatcmpl-fake",
-            "object": "chat.completion",
-            "model": self.model,
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "length"}
-            ],
-            "prompt_logprobs": prompt_logprobs,
-        }
-        return 200, [_json(reply)]
 
     def chat_events(self, body: dict[str, Any]) -> tuple[int, list[bytes]]:
         """(HTTP status, body pieces) for one chat request; pieces of a 200 are SSE events."""
@@ -287,7 +249,7 @@ class PipelineScript:
     - ``simulate(code, what)``: the reply to one simulation; ``what`` is the call (``f(1)``) for call
       programs or the stdin text for stdin programs (to a request whose answer is prefilled, the
       part of that reply after the prefill: ``continuation``);
-    - ``repair``: replies for successive repair turns (the last one repeats); default ``#SUBMIT``.
+    - ``repair``: replies for successive repair turns (the last one repeats); default: no program.
       An entry is one text (every sample of the turn) or a list of n texts (guided repair samples
       several). To a request whose reply is prefilled (guided repair: the opening fence), a reply
       that begins with the prefill is answered with the rest of it; another is answered as it is.
@@ -299,7 +261,7 @@ class PipelineScript:
         self,
         solve: Sequence[str] | str,
         simulate: Callable[[str, str], str],
-        repair: Sequence[str | Sequence[str]] = ("```#SUBMIT```",),
+        repair: Sequence[str | Sequence[str]] = ("No change.",),
     ) -> None:
         self.solve = solve
         self.simulate = simulate

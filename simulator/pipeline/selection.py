@@ -1,10 +1,10 @@
-"""Best@k: pick the candidate whose outputs match the expected ones on the most public tests. Ties are
-broken uniformly at random with a seeded generator, so a recorded seed reproduces the choice, or
-first by what else is known of the tied candidates: a program known to fail every public test
-without being simulated (``static.known_failure``) is never picked while a tied one is not known to
-fail, whatever the tie-break; then (``RunSettings.ties``) how many of the k candidates are the same
-program (``agreement``), or how likely the model finds the expected outputs after each
-(``likelihoods``); the seeded draw then picks among those still equal."""
+"""Best@k: pick the candidate whose outputs match the expected ones on the most public tests. A tie is
+broken first by what else is known of the tied candidates: a program known to fail without being
+simulated (``static.known_failure``) is never picked while a tied one is not; then the program the
+candidates agree on most (``agreement``: how many of the k are the same program); then uniformly at
+random with a seeded generator, so a recorded seed reproduces the choice. Without ``known`` and
+``agreement`` this is the paper's rule: matches alone, ties at random. Each step measured well on
+the dev split (docs/results.md#selection)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,13 @@ class Selection:
     score: int
     tied: tuple[int, ...]
     reason: str
-    broken_by: tuple[str, ...] = ()  # what decided a tie, in order: known, agreement, likelihood, random
+    broken_by: tuple[str, ...] = ()  # what decided a tie, in order: known, agreement, random
+    pool: tuple[int, ...] = ()  # the candidates the seeded draw chose among (one when none was needed)
+
+    def expected(self, passed: Mapping[int, bool]) -> float:
+        """The share of ``pool`` that ``passed``: the pick's correctness in expectation over the draw
+        (an evaluation's figure without the draw's noise)."""
+        return sum(bool(passed.get(c)) for c in self.pool) / len(self.pool)
 
 
 def best_of(
@@ -30,13 +36,10 @@ def best_of(
     source: str = "simulation",
     known: Collection[int] = (),
     agreement: Mapping[int, int] | None = None,
-    likelihoods: Mapping[int, float] | None = None,
 ) -> Selection:
     """``scores`` maps candidate index -> matched public tests (only candidates with code);
     ``known`` holds the candidates known to fail without a simulation (they match none);
-    ``agreement`` maps a candidate -> how many candidates are the same program (itself included);
-    ``likelihoods`` maps tied candidates -> the log-probability the model gives the expected outputs
-    after them (a candidate left out is never the likeliest)."""
+    ``agreement`` maps a candidate -> how many candidates are the same program (itself included)."""
     if not scores:
         raise ValueError("no candidate to select from")
     top = max(scores.values())
@@ -62,21 +65,11 @@ def best_of(
         pool = kept
         equally = f" (written as often, {most} of the {len(scores)})"
         steps.append("agreement")
-    if len(pool) > 1 and likelihoods:
-        best = max(likelihoods.get(c, float("-inf")) for c in pool)
-        kept = tuple(c for c in pool if likelihoods.get(c, float("-inf")) == best)
-        others = ", ".join(f"{c}: {likelihoods[c]:.2f}" for c in pool if c not in kept and c in likelihoods)
-        reason += (
-            f"; tied with {_listed(c for c in pool if c not in kept)}, it finds the expected outputs "
-            f"likeliest (log-probability {best:.2f}; {others or 'the others not scored'})"
-        )
-        pool = kept
-        steps.append("likelihood")
     chosen = pool[0] if len(pool) == 1 else rng.choice(pool)
     if len(pool) > 1:
         reason += f"; tied with {_listed(c for c in pool if c != chosen)}{equally}, chosen at random"
         steps.append("random")
-    return Selection(chosen, top, tied, f"candidate {chosen} {reason}", tuple(steps))
+    return Selection(chosen, top, tied, f"candidate {chosen} {reason}", tuple(steps), tuple(pool))
 
 
 def _listed(candidates: Iterable[int]) -> str:

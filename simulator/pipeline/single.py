@@ -14,14 +14,12 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import asdict
-from typing import Any
 
 from simulator.execution.program import Program
 from simulator.llm.client import ChatClient
 from simulator.pipeline.events import Event
 from simulator.pipeline.executor import Executor, LocalExecutor, run_for_real
-from simulator.pipeline.matching import majority
-from simulator.pipeline.run import Job, RunFailure
+from simulator.pipeline.job import Job, RunFailure
 from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.stream import stream_events
 
@@ -35,8 +33,8 @@ async def simulate_program(
     executor: Executor | None = None,
     cancel: asyncio.Event | None = None,
 ) -> AsyncIterator[Event]:
-    """Events of simulating ``program`` (a call or a stdin program) ``settings.sims`` times, then
-    running it for real with a trace and checking the claims of the first winning NLEX."""
+    """Events of simulating ``program`` (a call or a stdin program), narrated, then running it for
+    real with a trace and checking the NLEX's claims against it."""
     job = _SimulationJob(program, settings, client, executor or LocalExecutor())
     events = stream_events(run_id or uuid.uuid4().hex, job.drive, cancel, job.cancel_requested)
     async with contextlib.aclosing(events):
@@ -69,11 +67,10 @@ class _SimulationJob(Job):
         started = time.monotonic()
         self.stage("simulate", "started")
         labels = {"candidate": 0, "test": 0, "turn": 0}
-        predictions, texts = await self.simulate_samples(  # this mode is for the narration: always
+        simulated = await self.simulate(  # this mode is for the narration: always narrated
             program.code, kind, program.stdin or "", program.call, labels, narrate=True
         )
-        predicted, tally = majority(kind, predictions)  # type: ignore[arg-type]
-        nlex = next((t for t, p in zip(texts, predictions, strict=True) if p == predicted), texts[0])
+        predicted, nlex = simulated.predicted, simulated.text
         self.stage("simulate", "finished", seconds=round(time.monotonic() - started, 3))
 
         started = time.monotonic()
@@ -86,7 +83,6 @@ class _SimulationJob(Job):
             "execution", candidate=0, test=0, public=True, predicted=predicted, trace=trace, **real.to_dict()
         )
         self.stage("execute", "finished", final=True, seconds=round(time.monotonic() - started, 3))
-        votes: dict[str, Any] = {"votes": tally} if self.settings.sims > 1 else {}
         self.emit(
             "run_finished",
             predicted=predicted,
@@ -96,5 +92,4 @@ class _SimulationJob(Job):
             verification=real.verification,
             exception=asdict(result.exception) if result.exception else None,
             totals=self.totals(),
-            **votes,
         )

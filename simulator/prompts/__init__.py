@@ -19,8 +19,6 @@ def kind_of(messages: Sequence[dict[str, str]]) -> str | None:
     question = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
     if system == solve.SYSTEM:  # guided repair's fix request is the solve request with sentences added
         return "repair" if repair.FIX_OPENING in question else "solve"
-    if system == repair.SYSTEM:
-        return "repair"
     if system == simulate.SYSTEM:  # the question is the last user turn (an answer may be prefilled)
         return "simulate_call" if "[ANSWER]" in question else "simulate_stdin"
     return None

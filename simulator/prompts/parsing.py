@@ -19,10 +19,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from simulator.source import parse_python, same_program
+from simulator.source import parse_python
 
 OPENING = re.compile(r"\s*```\s*([\w+-]*)\s*$")
-SUBMIT = "#SUBMIT"
 # a repair parse error, counted apart (``source.same_program`` says what counts as the same code)
 REPEATED = "the reply repeats the attempted code (at most its layout, comments or test code changed)"
 AnswerForm = Literal["call", "stdout"]
@@ -49,13 +48,6 @@ class CodeParse:
 @dataclass(frozen=True)
 class AnswerParse:
     predicted: str | None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class RepairParse:
-    submitted: bool
-    code: str | None = None
     error: str | None = None
 
 
@@ -197,7 +189,7 @@ def extract_code(text: str, prefill: str = "") -> CodeParse:
         if lang not in ("", "python", "py", "python3"):
             continue
         code = body.rstrip()
-        if not code.strip() or code.strip().strip("`").strip() == SUBMIT:  # ```#SUBMIT``` is no program
+        if _no_statement(code):  # empty, or only a remark (e.g. an inline ```#note```): no program
             continue
         if not closed and not _parses(code):
             if prefilled:
@@ -339,18 +331,9 @@ def parse_answer_block(text: Any) -> AnswerBlock:
     return AnswerBlock(True, assertion=lines[0], answers=tuple(lines[1:]))
 
 
-def parse_repair(text: str, current_code: str, kind: str) -> RepairParse:
-    """``#SUBMIT`` keeps the program; a code block that differs from it is a fix (even when the
-    reply also says ``#SUBMIT``); anything else is a parse failure. A block that is the same program
-    for a problem of this ``kind`` (``source.same_program``) is no fix."""
-    parsed = extract_code(text)
-    if parsed.code is not None and not same_program(parsed.code, current_code, kind):
-        return RepairParse(submitted=False, code=parsed.code)
-    if SUBMIT in text:
-        return RepairParse(submitted=True)
-    if parsed.code is not None:  # repeated the same code without #SUBMIT: nothing changed
-        return RepairParse(submitted=False, error=REPEATED)
-    return RepairParse(submitted=False, error=f"neither #SUBMIT nor a corrected program ({parsed.error})")
+def _no_statement(code: str) -> bool:
+    """Whether a block body holds nothing but blank lines and comments (backticks aside)."""
+    return all(not line.strip() or line.strip().startswith("#") for line in code.strip("`").splitlines())
 
 
 def _parses(code: str) -> bool:

@@ -1,16 +1,11 @@
-"""The repair (Self-RLEF) prompt: the paper's feedback prompt, verbatim, followed by the problem, the
-attempted solution and, per public test, ``----- Test i -----`` with its input, expected output and
-the output for the attempt (simulated by the model itself, or real in oracle mode).
+"""The repair (Self-RLEF) request: what a program got wrong on the public tests, by its own simulation
+(or by real runs in oracle mode), and a request for a different program.
 
-The model answers ``#SUBMIT`` (keep the program) or a corrected program; ``parsing.parse_repair``
-reads the answer. A short one-shot example (a fix) shows the expected shape. That is the paper's
-scaffold (``RunSettings.repair = "model"``).
-
-Guided repair (the default) asks ``fix_messages`` instead: the solve request with what the attempt got
-wrong added to its question, and the attempt's code not shown. Shown its code, the default model
-copies it: on all 162 MBPP dev problems (greedy), none of the 44 fixes it wrote to the feedback prompt
-passed the public test, and 6 of the 73 it wrote to this request did (docs/results.md, Issue 12
-section 16).
+It is the solve request (``solve.messages``, prefilled fence, stopped at the closing one) with one
+sentence per public test the attempt got wrong, without the attempt's code: shown its code, the
+default model copies it, where told only what went wrong it writes fixes that pass
+(docs/results.md#repair). That is ExecSim's way of asking for the fix of Self-RLEF; the paper's
+free-form feedback prompt was retired (docs/results.md#settled).
 """
 
 from __future__ import annotations
@@ -22,14 +17,7 @@ from simulator.compare import NOT_LITERAL, literal, same_value
 from simulator.problem import Problem
 from simulator.prompts import solve
 
-VERSION = "repair-v3"  # v2: guided repair's request is ``fix_messages``; v3: hard-coded answers
-SYSTEM = "You are a careful Python programmer reviewing your own solution."
-INSTRUCTION = (
-    "Review the provided code solution given the execution feedback and judge if it is correct or buggy. "
-    "If the code is correct, end your response with a markdown comment EXACTLY ```#SUBMIT```. "
-    "DO NOT repeat the given code. If the code is incorrect, provide a correct solution."
-)
-NO_OUTPUT = "(no output: the simulation gave no answer)"
+VERSION = "repair-v3"  # v2: the request is ``fix_messages``; v3: hard-coded answers said so
 
 
 @dataclass(frozen=True)
@@ -41,64 +29,16 @@ class Feedback:
     output: str | None
 
 
-def render(statement: str, code: str, feedback: Sequence[Feedback]) -> str:
-    """The user message: instruction, problem, attempted solution, per-test feedback."""
-    parts = [
-        INSTRUCTION,
-        "",
-        "# Problem",
-        statement.strip(),
-        "",
-        "# Attempted Solution",
-        "```python",
-        code.rstrip(),
-        "```",
-        "",
-    ]
-    parts.append("# Execution Feedback")
-    for i, item in enumerate(feedback, start=1):
-        parts += [
-            f"----- Test {i} -----",
-            "## Input",
-            item.input.rstrip("\n"),
-            "## Expected Output",
-            item.expected.rstrip("\n"),
-            "## Output for the attempt",
-            NO_OUTPUT if item.output is None else item.output.rstrip("\n"),
-        ]
-    return "\n".join(parts) + "\n"
-
-
-_EXAMPLE = render(
-    "Read two integers on one line and print their sum.",
-    "a, b = map(int, input().split())\nprint(a - b)\n",
-    [Feedback("3 4", "7", "-1")],
-)
-_EXAMPLE_ANSWER = (
-    "The attempt subtracts instead of adding, so it prints -1 instead of 7. Corrected solution:\n"
-    "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
-)
-
-
 def feedback_input(problem: Problem, test_input: str) -> str:
     """How a test's input is shown: stdin text, or the call for call problems."""
     return f"{problem.entry_point}({test_input})" if problem.kind == "call" else test_input
 
 
-def messages(problem: Problem, code: str, feedback: Sequence[Feedback]) -> list[dict[str, str]]:
-    return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": _EXAMPLE},
-        {"role": "assistant", "content": _EXAMPLE_ANSWER},
-        {"role": "user", "content": render(problem.statement, code, feedback)},
-    ]
-
-
-FIX_OPENING = "A first attempt"  # how a fix request's added sentences begin (``prompts.kind_of``)
+FIX_OPENING = "A first attempt"  # how the request's added sentences begin (``prompts.kind_of``)
 
 
 def fix_messages(problem: Problem, wrong: Sequence[Feedback]) -> list[dict[str, str]]:
-    """Guided repair's request: ``solve.messages`` (prefilled fence; send with ``solve.STOP``) with
+    """The repair request: ``solve.messages`` (prefilled fence; send with ``solve.STOP``) with
     one sentence per public test the attempt got ``wrong`` and a request for a different program."""
     messages = [dict(m) for m in solve.messages(problem)]
     question = next(m for m in reversed(messages) if m["role"] == "user")

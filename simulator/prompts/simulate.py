@@ -17,8 +17,6 @@ nothing; the looping narration is left out of that request (it makes the answer 
 
 from __future__ import annotations
 
-from simulator.compare import NOT_LITERAL, literal
-
 VERSION = "simulate-v2"  # v2: the answer asked for at once (answer_prefill), unless narrating
 SYSTEM = (
     "You simulate Python programs step by step in your head, without running them, "
@@ -108,16 +106,6 @@ def forced_answer(narration: str, call: str | None, cut: bool) -> tuple[str, str
 
 def _answer_opener(call: str | None) -> str:
     return f"[ANSWER]\nassert {call} ==" if call is not None else "<output>\n"
-
-
-def answer_ending(expected: str, call: str | None) -> str:
-    """What follows ``answer_prefill`` in a reply that gives ``expected``, written as the narrator
-    writes an answer (a literal as its ``repr``, stdout as it is): the text whose likelihood under
-    the model says how much it expects that output (``ChatClient.score``)."""
-    if call is None:
-        return (expected if expected.endswith("\n") else expected + "\n") + "</output>"
-    value = literal(expected)
-    return f" {repr(value) if value is not NOT_LITERAL else expected.strip()}\n[/ANSWER]"
 
 
 def answered(text: str, call: str | None) -> bool:

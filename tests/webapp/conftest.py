@@ -104,7 +104,7 @@ def make_run(alice: Any, problem: Any) -> Any:
     from webapp.runs.models import Run
 
     def make(**fields: Any) -> Run:
-        defaults = {"problem": problem, "user": alice, "settings": {"k": 2, "turns": 1, "sims": 1, "seed": 7}}
+        defaults = {"problem": problem, "user": alice, "settings": {"k": 2, "turns": 1, "seed": 7}}
         defaults.update(fields)
         return Run.objects.create(**defaults)
 

@@ -35,7 +35,7 @@ async def scripted_pipeline(
     cancel: Any = None,
 ) -> AsyncIterator[Event]:
     s = _settings(settings)
-    k, turns, sims = int(s.get("k", 2)), int(s.get("turns", 1)), int(s.get("sims", 1))
+    k, turns = int(s.get("k", 2)), int(s.get("turns", 1))
     delay = float(os.environ.get("EXECSIM_DOUBLE_DELAY", "0"))
     ignore_cancel = os.environ.get("EXECSIM_DOUBLE_IGNORE_CANCEL") == "1"
     emit = Sequencer(run_id or "double")
@@ -84,23 +84,23 @@ async def scripted_pipeline(
         score = 0
         for t, test in enumerate(public):
             simulated = test.output if c == 0 else f"wrong {XSS}"
-            for sample in range(sims):
-                nlex = f"Line 1: x is {test.input}. {XSS} Line 2: returns {simulated}."
-                plan += [
-                    ("simulation_delta", {"candidate": c, "test": t, "sample": sample, "text": nlex}),
-                    (
-                        "simulation_done",
-                        {
-                            "candidate": c,
-                            "test": t,
-                            "sample": sample,
-                            "text": nlex,
-                            "predicted": simulated,
-                            "parse_error": None,
-                            "tokens": 9,
-                        },
-                    ),
-                ]
+            sample = 0  # one simulation per test, as the pipeline runs it
+            nlex = f"Line 1: x is {test.input}. {XSS} Line 2: returns {simulated}."
+            plan += [
+                ("simulation_delta", {"candidate": c, "test": t, "sample": sample, "text": nlex}),
+                (
+                    "simulation_done",
+                    {
+                        "candidate": c,
+                        "test": t,
+                        "sample": sample,
+                        "text": nlex,
+                        "predicted": simulated,
+                        "parse_error": None,
+                        "tokens": 9,
+                    },
+                ),
+            ]
             match = simulated == test.output
             score += match
             plan.append(

@@ -29,7 +29,7 @@ def no_enqueue(monkeypatch):
 
 
 def _solve(client, problem, **fields):
-    data = {"k": 1, "turns": 0, "sims": 1, "temperature": 0.5, **fields}
+    data = {"k": 1, "turns": 0, "temperature": 0.5, **fields}
     return client.post(f"/problems/{problem.pk}/solve/", data, follow=True)
 
 

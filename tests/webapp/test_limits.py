@@ -30,7 +30,7 @@ def no_enqueue(monkeypatch):
 
 
 def _solve(client, problem, **fields):
-    data = {"k": 1, "turns": 0, "sims": 1, "temperature": 0.5, **fields}
+    data = {"k": 1, "turns": 0, "temperature": 0.5, **fields}
     return client.post(f"/problems/{problem.pk}/solve/", data, follow=True)
 
 
@@ -66,12 +66,6 @@ def test_candidates_per_run(client, alice, problem, no_enqueue):
 def test_repair_turns_per_run(client, alice, problem, no_enqueue):
     client.force_login(alice)
     assert "less than or equal to 1" in _solve(client, problem, turns=2).content.decode()
-
-
-@override_settings(EXECSIM_MAX_SIMS=2)
-def test_simulations_per_test(client, alice, problem, no_enqueue):
-    client.force_login(alice)
-    assert "less than or equal to 2" in _solve(client, problem, sims=3).content.decode()
 
 
 @override_settings(EXECSIM_MAX_CODE_CHARS=50)

@@ -49,9 +49,7 @@ def test_the_status_fragment_says_redis_is_down(client):
 def test_solve_says_redis_is_down(client, alice, problem, no_enqueue):
     client.force_login(alice)
     with override_settings(CACHES=_redis_down()):
-        response = client.post(
-            f"/problems/{problem.pk}/solve/", {"k": 1, "turns": 0, "sims": 1, "temperature": 0.5}
-        )
+        response = client.post(f"/problems/{problem.pk}/solve/", {"k": 1, "turns": 0, "temperature": 0.5})
     assert response.status_code == 503
     assert "Redis is not reachable" in response.content.decode()
 

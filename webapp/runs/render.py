@@ -150,9 +150,8 @@ def _verdict(run: Run, p: dict[str, Any]) -> list[Part]:
         *_checked_texts(run, verdict.candidate, verdict.turn, verdict.test, real),
     ]
     if verdict.checked:  # no simulation streams: say why where it would have
-        for n in range(int((run.settings or {}).get("sims", 1))):
-            dom = sim_dom(verdict.candidate, verdict.test, n, verdict.turn)
-            parts.append(_partial("simulation_result.html", sim=None, checked=verdict.checked, dom=dom))
+        dom = sim_dom(verdict.candidate, verdict.test, 0, verdict.turn)
+        parts.append(_partial("simulation_result.html", sim=None, checked=verdict.checked, dom=dom))
     return parts
 
 

@@ -84,7 +84,6 @@ def simulate(request: HttpRequest) -> HttpResponse:
             run_settings = {
                 "k": 1,
                 "turns": 0,
-                "sims": 1,
                 "real": True,
                 "narrate": True,  # this mode shows the narration beside the real run
                 "model": data.get("model") or "",

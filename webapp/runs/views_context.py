@@ -44,10 +44,11 @@ def _stage_order(item: tuple[str, Any]) -> tuple[int, str]:
 
 def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
     s = run.settings or {}
-    k, sims, turns = int(s.get("k", 1)), int(s.get("sims", 1)), int(s.get("turns", 0))
+    k, turns = int(s.get("k", 1)), int(s.get("turns", 0))
     public = [(i, t) for i, t in enumerate(run.core_problem().tests) if t.public]
     candidates = {c.index: c for c in run.candidates.all()}
     simulations = {(x.turn, x.candidate, x.test, x.sample): x for x in run.simulations.all()}
+    samples = 1 + max((x.sample for x in simulations.values()), default=0)  # one; more in older runs
     verdicts = {(v.turn, v.candidate, v.test): v for v in run.verdicts.all()}
     turns_by_no = {t.turn: t for t in run.repair_turns.all()}
     chosen = run.selected.get("candidate") if run.selected else None
@@ -62,7 +63,7 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
                 "test": test,
                 "samples": [
                     {"s": n, "dom": sim_dom(c or 0, i, n, turn), "sim": simulations.get((turn, c, i, n))}
-                    for n in range(sims)
+                    for n in range(samples)
                 ],
                 "verdict": verdicts.get((turn, c, i)),
                 "real": really(verdicts.get((turn, c, i)), executed.get((turn, c, i))),
@@ -123,7 +124,7 @@ def skipped_because(run: Run, no: int) -> str:
     if last is not None and last.submitted and last.decided_by != "model":
         return f"the program matched every public test at turn {last.turn}, so it was submitted"
     if last is not None and last.submitted:
-        return f"the model answered #SUBMIT at turn {last.turn}: it kept its program"
+        return f"the model kept its program at turn {last.turn}"  # a run made when the model was asked
     if last is not None and last.rejected:
         return f"the fix of turn {last.turn} was not kept, so the repair stopped there"
     if last is not None and not last.code:

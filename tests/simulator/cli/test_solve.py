@@ -16,6 +16,7 @@ from simulator.cli import main
 from simulator.cli.solve import _SimulatePrinter, _SolvePrinter
 from simulator.llm.testing import FakeModelServer, PipelineScript
 from simulator.pipeline import EVENT_TYPES, FINAL_TYPES
+from simulator.prompts import simulate
 
 REPO = Path(__file__).resolve().parents[3]
 SQUARE = REPO / "examples" / "square.json"
@@ -120,33 +121,34 @@ def test_solve_says_why_a_program_that_cannot_pass_was_not_simulated(monkeypatch
     assert not any("def sq(" in m["content"] for b in server.requests[1:] for m in b["messages"])
 
 
-def test_solve_takes_the_repair_mode(model_server, capsys) -> None:
-    assert main(["solve", str(SQUARE), "--k", "2", "--turns", "1", "--seed", "1", "--repair", "model"]) == 0
-    out = capsys.readouterr().out
-    assert "#SUBMIT" in out and "without asking" not in out  # the model was asked, and answered #SUBMIT
-    assert main(["solve", str(SQUARE), "--k", "2", "--turns", "1", "--repair", "model", "--json"]) == 0
-    assert json_lines(capsys.readouterr().out)[0]["payload"]["settings"]["repair"] == "model"
-    with pytest.raises(SystemExit) as info:
-        main(["solve", str(SQUARE), "--repair", "free"])
-    assert info.value.code == 2
+def test_solve_narrates_by_default_and_answers_at_once_when_asked(model_server, capsys) -> None:
+    assert main(["solve", str(SQUARE), "--k", "2", "--seed", "1", "--json"]) == 0
+    assert json_lines(capsys.readouterr().out)[0]["payload"]["settings"]["narrate"] is True
+    narrated = [b for b in model_server.requests if b["messages"][0]["content"] == simulate.SYSTEM]
+    assert narrated and all(b["messages"][-1]["role"] == "user" for b in narrated)  # nothing prefilled
+    model_server.requests.clear()
+    assert main(["solve", str(SQUARE), "--k", "2", "--seed", "1", "--answer-only", "--json"]) == 0
+    assert json_lines(capsys.readouterr().out)[0]["payload"]["settings"]["narrate"] is False
+    at_once = [b for b in model_server.requests if b["messages"][0]["content"] == simulate.SYSTEM]
+    assert at_once and all(b["messages"][-1]["role"] == "assistant" for b in at_once)  # answer prefilled
 
 
 def test_solve_prints_which_repair_reply_was_taken_and_why_not_the_others(
     monkeypatch, capsys, tmp_path
 ) -> None:
     wrong = "```python\nn = int(input())\nprint(n + n)\n```"  # 2 -> 4 right, 3 -> 6 wrong
-    replies = [wrong, "I am not sure.", RIGHT]
+    replies = [wrong, "I am not sure.", RIGHT, "I am not sure."]
     server = FakeModelServer(PipelineScript(solve=[wrong], simulate=predict_for_real, repair=[replies]))
     with serving(server, monkeypatch, tmp_path):
-        args = ["solve", str(SQUARE), "--k", "1", "--turns", "1", "--fixes", "3", "--seed", "1"]
+        args = ["solve", str(SQUARE), "--k", "1", "--turns", "1", "--seed", "1"]
         assert main(args) == 0
     out = capsys.readouterr().out
     assert "repair turn 1: new program" in out
-    assert "reply 1 of 3: the reply repeats the attempted code" in out
-    assert "reply 2 of 3: the reply (the inside of the prefilled code block) does not parse" in out
-    assert "reply 3 of 3: taken: the only new program not known to fail" in out
-    assert main(["solve", str(SQUARE), "--fixes", "0"]) == 2  # out of range: a usage error naming it
-    assert "--fixes: must be an integer from 1 to 16, not 0" in capsys.readouterr().err
+    assert "reply 1 of 4: the reply repeats the attempted code" in out
+    assert "reply 2 of 4: the reply (the inside of the prefilled code block) does not parse" in out
+    assert "reply 3 of 4: taken: the only new program not known to fail" in out
+    assert main(["solve", str(SQUARE), "--turns", "99"]) == 2  # out of range: a usage error naming it
+    assert "--turns: must be an integer from 0 to 20, not 99" in capsys.readouterr().err
 
 
 def predict_for_real(code: str, stdin: str) -> str:

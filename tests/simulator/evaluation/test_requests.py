@@ -47,24 +47,6 @@ async def test_requester_sends_once_then_answers_from_the_cache(tmp_path: Path) 
 
 
 @pytest.mark.asyncio
-async def test_requester_scores_once_then_answers_from_the_cache(tmp_path: Path) -> None:
-    server = FakeModelServer(lambda body: "unused", scorer=lambda body: -1.25)
-    prefilled = [*MESSAGES, {"role": "assistant", "content": "answer:"}]
-    first = Requester(fake_client(server), RequestCache(tmp_path / "c.jsonl"))
-
-    assert await first.score("item-1", prefilled, " 7") == -1.25
-    assert first.sent == 1
-    first.cache.close()
-
-    second = Requester(fake_client(server), RequestCache(tmp_path / "c.jsonl"))
-    assert await second.score("item-1", prefilled, " 7") == -1.25 and second.cached == 1
-    await second.score("item-1", prefilled, " 8")  # another ending is another request
-    assert second.sent == 1 and len(server.scored) == 2
-    await second.chat("item-1", prefilled, {"n": 1, "max_tokens": 4})  # a sample is never a score
-    assert second.sent == 2
-
-
-@pytest.mark.asyncio
 async def test_caching_client_replays_cached_text_to_on_delta(tmp_path: Path) -> None:
     server = FakeModelServer(lambda body: "streamed reply", chunk_chars=3)
     requester = Requester(fake_client(server), RequestCache(tmp_path / "c.jsonl"))

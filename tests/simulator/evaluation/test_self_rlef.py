@@ -22,7 +22,6 @@ from simulator.prompts import kind_of, solve
 from tests.simulator.evaluation.eval_doubles import fake_client, write_jsonl
 
 BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
-SUBMIT = "Looks right.\n```#SUBMIT```"
 
 
 def _mbpp(task_id: int, name: str, tests: list[str]) -> dict[str, Any]:
@@ -34,13 +33,13 @@ def _code(name: str, body: str) -> str:
 
 
 ITEMS = [
-    # wrong at first (x * 3), fixed by the first repair, then submitted: fail -> pass everywhere
+    # wrong at first (x * 3), fixed by the first repair, then submitted as it is: fail -> pass everywhere
     _mbpp(1, "double", ["assert double(2) == 4", "assert double(5) == 10", "assert double(0) == 0"]),
     # right at first, but a lying simulation talks it into a program that only passes the public test
     _mbpp(2, "triple", ["assert triple(0) == 0", "assert triple(2) == 6", "assert triple(3) == 9"]),
     # no code at all: fail -> fail, a solve parse failure
     _mbpp(3, "neg", ["assert neg(1) == -1", "assert neg(2) == -2"]),
-    # right; the repair reply is neither #SUBMIT nor code (a repair parse failure): pass -> pass
+    # right, and simulated right: submitted without asking: pass -> pass
     _mbpp(4, "half", ["assert half(4) == 2", "assert half(6) == 3"]),
 ]
 SOLVE = {
@@ -49,13 +48,8 @@ SOLVE = {
     "neg": "I cannot write that.",
     "half": _code("half", "x // 2"),
 }
-REPAIR = {
-    "double": [_code("double", "x * 2"), SUBMIT],
-    "triple": [_code("triple", "x * 0"), SUBMIT],
-    "neg": [SUBMIT],
-    "half": ["I am not sure what to do."],
-}
-# guided repair only: wrong at first (x + 2), and the fix (x + 3) matches the public test no better
+REPAIR = {"double": [_code("double", "x * 2")], "triple": [_code("triple", "x * 0")]}
+# wrong at first (x + 2), and the fix (x + 3) matches the public test no better: not kept
 INC = _mbpp(5, "inc", ["assert inc(1) == 2", "assert inc(2) == 3"])
 SOLVE["inc"] = _code("inc", "x + 2")
 REPAIR["inc"] = [_code("inc", "x + 3")]
@@ -92,18 +86,18 @@ class SelfRlefModel:
 async def test_self_rlef_counts_fixes_and_breaks_on_public_and_private_tests(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "mbpp.jsonl", ITEMS)
     server = FakeModelServer(SelfRlefModel())
-    settings = EvalSettings(task="self-rlef", data=data, out=tmp_path / "out", turns=2, repair="model")
+    settings = EvalSettings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)
 
     record = await run(settings, (self_rlef.load, self_rlef.evaluate), fake_client(server))
 
-    assert record["extra"]["repair"] == "model" and record["extra"]["repair_by_simulation"] == 0
+    assert record["extra"]["repair_by_simulation"] == 3  # half at turn 1, double and triple at turn 2
     by_id = {item["id"]: item for item in record["items"]}
     assert (by_id["1"]["initial"]["public"], by_id["1"]["final"]["public"]) == (False, True)
     assert (by_id["2"]["initial"]["private"], by_id["2"]["final"]["private"]) == (True, False)
     assert by_id["2"]["final"]["public"] is True
     assert by_id["3"]["initial"]["code"] is None and by_id["3"]["error"]["error"] == "no_code"
-    assert by_id["4"]["changed"] is False and by_id["4"]["submitted"] is False
-    assert by_id["1"]["turns_used"] == 2 and by_id["1"]["submitted"] is True
+    assert by_id["4"]["changed"] is False and by_id["4"]["submitted"] is True
+    assert by_id["1"]["turns_used"] == 1 and by_id["1"]["submitted"] is True
     metrics = {name: m["value"] for name, m in record["metrics"].items()}
     assert metrics["public-fail-pass"] == 0.25 and metrics["public-pass-fail"] == 0.0
     assert metrics["public-fail-fail"] == 0.25 and metrics["public-pass-pass"] == 0.5
@@ -116,16 +110,16 @@ async def test_self_rlef_counts_fixes_and_breaks_on_public_and_private_tests(tmp
     }
     failures = {stage: (p["failed"], p["total"]) for stage, p in record["parse_failures"].items()}
     assert failures == {
-        "solve": (1, 4), "simulate": (0, 5), "repair": (1, 5),
-        "repair_reply": (1, 5), "repair_program": (1, 5),
+        "solve": (1, 4), "simulate": (0, 5), "repair": (0, 2),
+        "repair_reply": (0, 2), "repair_program": (0, 2),
     }  # fmt: skip
     line = final_line(record)
     assert line.startswith("self-rlef n=4 public-fail-fail=0.250[")
-    assert "parse-fail-repair=0.200[" in line
+    assert "parse-fail-repair=0.000[" in line
     report = (tmp_path / "out" / "report.md").read_text()
     assert "| private | 25.0% (1) | 25.0% (1) | 25.0% (1) | 25.0% (1) |" in report
     sent = len(server.requests)
-    assert record["requests"]["sent"] == sent == 4 + 5 + 5  # solves, simulations, repairs
+    assert record["requests"]["sent"] == sent == 4 + 5 + 2  # solves, simulations, repairs
 
     again = await run(settings, (self_rlef.load, self_rlef.evaluate), fake_client(server))
 
@@ -163,8 +157,7 @@ async def test_self_rlef_on_code_jam_judges_stdin_programs(tmp_path: Path) -> No
         kind = kind_of(body["messages"])
         if kind == "solve":
             return hardcoded
-        if kind == "repair":
-            return SUBMIT
+        assert kind != "repair"  # its simulation matches: submitted without asking
         return "<output>\nCase #1: 4\n</output>"
 
     server = FakeModelServer(respond)
@@ -180,15 +173,14 @@ async def test_self_rlef_on_code_jam_judges_stdin_programs(tmp_path: Path) -> No
 
 
 @pytest.mark.asyncio
-async def test_self_rlef_records_the_guided_mode_and_who_decided_each_turn(tmp_path: Path) -> None:
+async def test_self_rlef_records_who_decided_each_turn_and_the_fixes_offered(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "mbpp.jsonl", [*ITEMS, INC])
     server = FakeModelServer(SelfRlefModel())
-    settings = EvalSettings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)  # guided: default
+    settings = EvalSettings(task="self-rlef", data=data, out=tmp_path / "out", turns=2)
 
     record = await run(settings, (self_rlef.load, self_rlef.evaluate), fake_client(server))
 
     extra = record["extra"]
-    assert extra["repair"] == "guided"
     # asked: double, triple (each fixed, then submitted by the simulation at turn 2), inc (not kept);
     # half matches its public test at once: submitted by the simulation, nothing asked
     assert (extra["repair_asked"], extra["repair_by_simulation"], extra["repair_not_kept"]) == (3, 3, 1)
@@ -207,10 +199,10 @@ async def test_self_rlef_records_the_guided_mode_and_who_decided_each_turn(tmp_p
     repairs = [body for body in server.requests if kind_of(body["messages"]) == "repair"]
     assert len(repairs) == 3 and all(body["messages"][-1] == prefilled for body in repairs)
     written = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert written["extra"]["repair"] == "guided" and written["provenance"]["settings"]["repair"] == "guided"
+    assert written["provenance"]["settings"]["turns"] == 2 and written["extra"]["fixes_per_turn"] == 1
 
 
-def test_the_cli_takes_the_repair_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_runs_self_rlef_with_its_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from simulator.cli import main
 
     data = write_jsonl(tmp_path / "mbpp.jsonl", ITEMS)
@@ -219,11 +211,11 @@ def test_the_cli_takes_the_repair_mode(tmp_path: Path, monkeypatch: pytest.Monke
     with server.serve() as url:
         monkeypatch.setenv("EXECSIM_MODEL_URL", url)
         monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
-        assert main([*args, "--repair", "model"]) == 0
+        assert main(args) == 0
     written = json.loads((tmp_path / "results.json").read_text())
-    assert written["provenance"]["settings"]["repair"] == "model" and written["extra"]["repair"] == "model"
+    assert written["provenance"]["settings"]["turns"] == 1 and written["extra"]["turns"] == 1
     with pytest.raises(SystemExit) as info:  # argparse: a usage error
-        main([*args, "--repair", "free"])
+        main([*args, "--repair", "model"])
     assert info.value.code == 2
 
 
@@ -291,25 +283,7 @@ def test_the_summary_handles_only_real_event_types() -> None:
     assert set(self_rlef.HANDLERS) <= set(EVENT_TYPES)  # a renamed event would silently count nothing
 
 
-def test_repair_failures_that_repeat_the_attempt_are_counted_apart() -> None:
-    from simulator.prompts.parsing import REPEATED, parse_repair
-
-    attempt = "def f(x):\n    return x\n"
-    turns = [
-        parse_repair(f"```python\n{attempt}```", attempt, "call"),  # the same program again
-        parse_repair("I am not sure.", attempt, "call"),  # neither #SUBMIT nor code
-        parse_repair("```#SUBMIT```", attempt, "call"),
-    ]
-    assert turns[0].error == REPEATED
-    events = [
-        {"type": "repair_turn", "payload": {"submitted": t.submitted, "code": t.code, "parse_error": t.error}}
-        for t in turns
-    ]
-    summary = self_rlef.summarize_events(events)
-    assert summary["repair"] == [2, 3] and summary["repair_repeats"] == 1
-
-
-def test_a_guided_turn_s_replies_are_counted_each_and_the_turn_fails_only_without_a_new_program() -> None:
+def test_a_turn_s_replies_are_counted_each_and_the_turn_fails_only_without_a_new_program() -> None:
     from simulator.prompts.parsing import REPEATED
 
     fix = "def f(x):\n    return 2 * x\n"

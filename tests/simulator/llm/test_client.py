@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,7 +20,6 @@ from simulator.llm import (
     ModelNotFound,
     PromptTooLong,
 )
-from simulator.llm.client import continuation_logprob
 from simulator.llm.testing import FakeModelServer, ScriptedFailure
 
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -292,53 +290,3 @@ def test_concurrency_is_bounded() -> None:
     assert peak == 2
 
 
-RECORDED = json.loads((Path(__file__).parent / "data" / "prompt_logprobs.json").read_text())["replies"]
-
-
-def test_continuation_logprob_sums_the_tokens_that_spell_the_ending_in_real_vllm_output() -> None:
-    right, wrong = " 5\n[/ANSWER]", " 6\n[/ANSWER]"  # add(2, 3): the default model expects 5
-    logprob = continuation_logprob(RECORDED[right], right)
-    own = [next(iter(entry.values())) for entry in RECORDED[right]]
-    assert "".join(token["decoded_token"] for token in own[-9:]) == right  # " ", "5", "\n", "[", ...
-    assert logprob == pytest.approx(sum(token["logprob"] for token in own[-9:]))
-    assert logprob > -0.1 and continuation_logprob(RECORDED[wrong], wrong) < -5
-
-
-def test_continuation_logprob_refuses_log_probabilities_that_end_too_soon() -> None:
-    with pytest.raises(ValueError):
-        continuation_logprob([None, {"7": {"logprob": -1.0, "decoded_token": "ab"}}], "abcdef")
-
-
-def test_score_asks_for_the_prompts_log_probabilities_of_the_prefill_and_its_ending() -> None:
-    server = FakeModelServer(lambda body: "unused", scorer=lambda body: -2.5)
-    asked = [*MESSAGES, {"role": "assistant", "content": "[ANSWER]\nassert f(1) =="}]
-
-    async def main() -> float:
-        async with client_for(server) as client:
-            return await client.score(asked, " 2\n[/ANSWER]")
-
-    assert asyncio.run(main()) == -2.5
-    (body,) = server.scored
-    assert body["messages"][-1]["content"] == "[ANSWER]\nassert f(1) == 2\n[/ANSWER]"
-    assert body["prompt_logprobs"] == 0 and body["max_tokens"] == 1 and not body.get("stream")
-    assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
-    assert server.requests == []  # nothing was sampled
-
-
-def test_score_needs_a_prefill_and_names_a_server_without_prompt_logprobs() -> None:
-    client = ChatClient(
-        "http://fake/v1",
-        "m",
-        transport=httpx.MockTransport(lambda request: httpx.Response(200, json={"choices": []})),
-        retries=0,
-    )
-    prefilled = [*MESSAGES, {"role": "assistant", "content": "x ="}]
-
-    async def main() -> None:
-        async with client:
-            with pytest.raises(ValueError, match="prefilled"):
-                await client.score(MESSAGES, " 1")
-            with pytest.raises(MalformedReply, match="prompt_logprobs"):
-                await client.score(prefilled, " 1")
-
-    asyncio.run(main())

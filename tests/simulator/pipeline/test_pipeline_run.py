@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import socket
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 from simulator.llm.client import ChatClient
 from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
 from simulator.pipeline import EVENT_TYPES, FINAL_TYPES, Event, RunSettings, run
+from simulator.pipeline.repair import FIX_REPLIES
 from simulator.problem import Problem
 from simulator.prompts import simulate, solve
 from tests.simulator.pipeline.pipeline_doubles import (
@@ -27,7 +27,6 @@ from tests.simulator.pipeline.pipeline_doubles import (
     of_type,
     perfect_simulator,
     run_script,
-    run_stdin,
 )
 
 CALL_PROBLEM = {
@@ -64,11 +63,11 @@ def index_of(events: list[Event], type: str, **match: Any) -> int:
 
 
 def test_a_full_run_emits_every_event_type_in_order() -> None:
-    script = PipelineScript(solve=[WRONG, RIGHT], simulate=perfect_simulator, repair=["```#SUBMIT```"])
-    events = run_script(script, k=2, turns=3, seed=7, real=True, repair="model")
+    script = PipelineScript(solve=[WRONG, WRONG], simulate=perfect_simulator, repair=[RIGHT])
+    events = run_script(script, k=2, turns=3, seed=7, real=True)
     assert_well_formed(events)
     seen = {e.type for e in events}
-    assert seen == set(EVENT_TYPES) - {"run_failed", "run_cancelled", "repair_rejected"}  # guided: below
+    assert seen == set(EVENT_TYPES) - {"run_failed", "run_cancelled", "repair_rejected"}  # test_repair.py
     assert events[-1].type == "run_finished"
     # stages come in order: solve, simulate, select, repair, execute
     last_candidate = max(i for i, e in enumerate(events) if e.type == "candidate_done")
@@ -77,10 +76,10 @@ def test_a_full_run_emits_every_event_type_in_order() -> None:
     last_verdict = max(i for i, e in enumerate(events) if e.type == "verdict" and e.payload["turn"] == 0)
     assert last_verdict < index_of(events, "selected") < index_of(events, "repair_turn")
     assert index_of(events, "repair_turn") < index_of(events, "execution")
-    # the right candidate (1) wins and the model submits it
-    assert of_type(events, "selected")[0].payload["candidate"] == 1
+    # the repair's fix is kept (turn 1), then submitted as it is (turn 2)
+    assert [e.payload["submitted"] for e in of_type(events, "repair_turn")] == [False, True]
     finished = events[-1].payload
-    assert finished["code"] == "n = int(input())\nprint(2 * n)\n"
+    assert finished["code"] == "n = int(input())\nprint(2 * n)\n" and finished["submitted"] is True
     assert (finished["passed_public_simulated"], finished["public_tests"]) == (2, 2)
     assert finished["real"] == {
         "passed_public": 2,
@@ -88,7 +87,8 @@ def test_a_full_run_emits_every_event_type_in_order() -> None:
         "passed_private": 1,
         "private_tests": 1,
     }
-    assert finished["totals"]["requests"] == 1 + 4 + 1  # solve, 2 candidates x 2 tests, one repair
+    # solve, 2 candidates x 2 tests, one repair request, its 4 replies judged at once on 2 tests
+    assert finished["totals"]["requests"] == 1 + 4 + 1 + 4 * 2
     # candidate text is streamed: the deltas of a candidate add up to its text
     for done in of_type(events, "candidate_done"):
         deltas = [
@@ -150,86 +150,27 @@ def test_selection_prefers_more_matching_tests_and_explains_why() -> None:
     assert "does not parse" in of_type(events, "candidate_done")[2].payload["parse_error"]
 
 
-def test_majority_vote_over_several_simulations() -> None:
-    answers = itertools.cycle(["4", "4", "5"])
-
-    def simulator(code: str, stdin: str) -> str:
-        right = run_stdin(code, stdin).strip()
-        return f"<output>\n{right if right != '4' else next(answers)}\n"
-
-    events = run_script(PipelineScript(solve=RIGHT, simulate=simulator), k=1, turns=0, sims=3, seed=0)
-    verdict = next(e.payload for e in of_type(events, "verdict") if e.payload["expected"] == "4\n")
-    assert verdict["match"] is True
-    assert verdict["votes"] == [{"predicted": "4\n", "count": 2}, {"predicted": "5\n", "count": 1}]
-    samples = [e for e in of_type(events, "simulation_done") if e.payload["test"] == 0]
-    assert sorted(e.payload["sample"] for e in samples) == [0, 1, 2]
-
-
-def test_one_simulation_is_greedy_and_several_sample_at_the_run_temperature() -> None:
-    """A lone simulation is the verdict: the model's likeliest run, not a draw at 0.8; votes sample."""
-
-    def temperatures(sims: int) -> tuple[set[float], set[float]]:
-        script = PipelineScript(solve=RIGHT, simulate=perfect_simulator)
-        server = FakeModelServer(script)
-        run_script(script, server=server, k=2, turns=0, sims=sims, temperature=0.8)
-        simulated = [b["messages"][0]["content"] == simulate.SYSTEM for b in server.requests]
-        solving = {b["temperature"] for b, sim in zip(server.requests, simulated, strict=True) if not sim}
-        return solving, {b["temperature"] for b, sim in zip(server.requests, simulated, strict=True) if sim}
-
-    assert temperatures(1) == ({0.8}, {0.0})
-    assert temperatures(3) == ({0.8}, {0.8})
-
-
-def test_repair_stops_on_submit() -> None:
-    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=["```#SUBMIT```"])
-    events = run_script(script, k=1, turns=3, seed=0, repair="model")
-    turns = of_type(events, "repair_turn")
-    assert len(turns) == 1 and turns[0].payload["submitted"] is True
-    feedback = turns[0].payload["feedback"]
-    assert feedback[1] == {"input": "5\n", "expected": "10\n", "output": "7\n"}
-    assert events[-1].payload["turns_used"] == 1 and events[-1].payload["submitted"] is True
-    assert events[-1].payload["code"] == "n = int(input())\nprint(n + 2)\n"
-
-
-def test_repair_fixes_then_resimulates_the_new_program() -> None:
-    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[RIGHT, "```#SUBMIT```"])
-    events = run_script(script, k=1, turns=3, seed=0, repair="model")
-    turns = [e.payload for e in of_type(events, "repair_turn")]
-    assert [(t["submitted"], t["code"] is not None) for t in turns] == [(False, True), (True, False)]
-    assert [v["match"] for v in (e.payload for e in of_type(events, "verdict")) if v["turn"] == 1] == [
-        True,
-        True,
-    ]
-    assert turns[1]["feedback"][1]["output"] == "10\n"  # turn 2 sees the new program's simulation
-    assert events[-1].payload["code"] == "n = int(input())\nprint(2 * n)\n"
-    assert events[-1].payload["passed_public_simulated"] == 2
-
-
-def test_repair_stops_at_the_turn_limit() -> None:
-    fixes = [fence(f"n = int(input())\nprint(n + {i})\n") for i in range(10)]
-    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=fixes)
-    events = run_script(script, k=1, turns=2, seed=0, repair="model")  # every fix kept, even worse ones
-    assert [e.payload["turn"] for e in of_type(events, "repair_turn")] == [1, 2]
-    assert {e.payload["turn"] for e in of_type(events, "verdict")} == {0, 1, 2}
-    assert events[-1].payload["turns_used"] == 2 and events[-1].payload["submitted"] is False
-    assert events[-1].payload["code"] == "n = int(input())\nprint(n + 1)\n"
-
-
-def test_an_unparseable_repair_keeps_the_program_and_stops() -> None:
-    script = PipelineScript(solve=RIGHT, simulate=perfect_simulator, repair=["I am not sure."])
-    events = run_script(script, k=1, turns=3, seed=0, repair="model")
-    turn = of_type(events, "repair_turn")[0].payload
-    assert turn["code"] is None and "neither #SUBMIT" in turn["parse_error"]
-    assert events[-1].type == "run_finished" and events[-1].payload["turns_used"] == 1
+@pytest.mark.parametrize("narrate", [True, False])
+def test_a_simulation_is_one_greedy_request_whether_narrated_or_answered_at_once(narrate: bool) -> None:
+    """The verdict is the model's likeliest run, not a draw at the run's temperature."""
+    script = PipelineScript(solve=RIGHT, simulate=perfect_simulator)
+    server = FakeModelServer(script)
+    run_script(script, server=server, k=2, turns=0, temperature=0.8, narrate=narrate)
+    simulated = [b for b in server.requests if b["messages"][0]["content"] == simulate.SYSTEM]
+    solving = [b for b in server.requests if b["messages"][0]["content"] != simulate.SYSTEM]
+    assert [b["temperature"] for b in solving] == [0.8]
+    assert len(simulated) == 2 * 2 and {(b["temperature"], b.get("n", 1)) for b in simulated} == {(0.0, 1)}
+    prefilled = {b["messages"][-1]["role"] == "assistant" for b in simulated}
+    assert prefilled == {not narrate}  # at once: the answer's opening is prefilled
 
 
 def test_oracle_mode_selects_and_repairs_by_real_execution() -> None:
     def lying_simulator(code: str, stdin: str) -> str:
         return "<output>\n0\n"
 
-    script = PipelineScript(solve=[WRONG, RIGHT], simulate=lying_simulator, repair=["```#SUBMIT```"])
+    script = PipelineScript(solve=[WRONG, RIGHT], simulate=lying_simulator)
     executor = ExecutorDouble()
-    events = run_script(script, k=2, turns=1, oracle=True, seed=0, executor=executor, repair="model")
+    events = run_script(script, k=2, turns=1, oracle=True, seed=0, executor=executor)
     assert "simulate_stdin" not in script.calls  # no simulation at all
     verdicts = [e.payload for e in of_type(events, "verdict")]
     assert {v["source"] for v in verdicts} == {"real"}
@@ -521,62 +462,6 @@ def _nothing_matches(code: str, stdin: str) -> str:
     return "<output>\n0\n"  # every candidate ties at 0 matches
 
 
-def test_a_tie_broken_by_likelihood_goes_to_the_program_the_expected_outputs_fit_best() -> None:
-    third = fence("n = int(input())\nprint(n * n)\n")
-    script = PipelineScript(solve=[WRONG, RIGHT, third], simulate=_nothing_matches)
-
-    def scorer(body: dict[str, Any]) -> float:  # the expected output is likelier after 2 * n
-        return -0.5 if "print(2 * n)" in question(body) else -6.0
-
-    for seed in range(4):
-        server = FakeModelServer(script, scorer=scorer)
-        events = run_script(script, server=server, k=3, turns=0, seed=seed, ties="likelihood")
-        selected = of_type(events, "selected")[0].payload
-        assert selected["candidate"] == 1 and selected["tied"] == [0, 1, 2]
-        assert selected["likelihoods"] == [-12.0, -1.0, -12.0]  # two public tests each
-        assert "it finds the expected outputs likeliest (log-probability -1.00" in selected["reason"]
-    endings = sorted({body["messages"][-1]["content"] for body in server.scored})
-    assert endings == [
-        simulate.answer_prefill(None) + "10\n</output>",
-        simulate.answer_prefill(None) + "4\n</output>",
-    ]
-    assert len(server.scored) == 3 * 2  # each tied program on each public test, once
-
-
-def test_ties_stay_random_by_default_and_when_the_server_cannot_score() -> None:
-    script = PipelineScript(solve=[WRONG, RIGHT], simulate=_nothing_matches)
-    server = FakeModelServer(script, scorer=lambda body: -1.0)
-    events = run_script(script, server=server, k=2, turns=0, seed=0)
-    assert server.scored == [] and "likelihoods" not in of_type(events, "selected")[0].payload
-
-    def unsupported(body: dict[str, Any]) -> float:
-        raise ScriptedFailure(400, "prompt_logprobs is not supported")
-
-    server = FakeModelServer(script, scorer=unsupported)
-    events = run_script(script, server=server, k=2, turns=0, seed=0, ties="likelihood")
-    selected = of_type(events, "selected")[0].payload
-    assert "chosen at random" in selected["reason"] and "could not be had" in selected["reason"]
-    assert events[-1].type == "run_finished"
-
-
-def test_a_program_known_to_fail_is_not_scored() -> None:
-    misnamed = fence("def thrice(x):\n    return 3 * x\n")
-    others = [fence("def twice(x):\n    return x\n"), fence("def twice(x):\n    return x + x + 1\n")]
-    script = PipelineScript(solve=[misnamed, *others], simulate=perfect_simulator)
-    server = FakeModelServer(script, scorer=lambda body: -2.0)
-    events = run_script(script, problem=CALL_PROBLEM, server=server, k=3, turns=0, seed=0, ties="likelihood")
-    selected = of_type(events, "selected")[0].payload
-    assert selected["scores"] == [0, 0, 0] and selected["likelihoods"] == [None, -4.0, -4.0]
-    assert selected["candidate"] in (1, 2) and len(server.scored) == 2 * 2
-    assert selected["broken_by"] == ["known", "likelihood", "random"]
-    # with one program left that may pass, nothing is asked: it is picked
-    script = PipelineScript(solve=[misnamed, others[0]], simulate=perfect_simulator)
-    server = FakeModelServer(script, scorer=lambda body: -2.0)
-    events = run_script(script, problem=CALL_PROBLEM, server=server, k=2, turns=0, seed=0, ties="likelihood")
-    selected = of_type(events, "selected")[0].payload
-    assert selected["candidate"] == 1 and selected["broken_by"] == ["known"] and server.scored == []
-
-
 def test_a_tie_never_goes_to_a_program_known_to_fail_whatever_breaks_ties() -> None:
     """Nothing matches: the misnamed program, written twice, is known to fail without simulation;
     the other may pass. Neither the draw nor agreement (2 against 1) may pick the misnamed one."""
@@ -584,42 +469,39 @@ def test_a_tie_never_goes_to_a_program_known_to_fail_whatever_breaks_ties() -> N
     script = PipelineScript(
         solve=[misnamed, misnamed, fence("def twice(x):\n    return x\n")], simulate=perfect_simulator
     )
-    for ties in ("random", "agreement"):
-        for seed in range(4):
-            events = run_script(script, problem=CALL_PROBLEM, k=3, turns=0, seed=seed, ties=ties)
-            selected = of_type(events, "selected")[0].payload
-            assert selected["scores"] == [0, 0, 0] and selected["tied"] == [0, 1, 2]
-            assert selected["candidate"] == 2 and selected["broken_by"] == ["known"]
-            assert "tied with 0, 1, which are known to fail" in selected["reason"]
+    for seed in range(4):
+        events = run_script(script, problem=CALL_PROBLEM, k=3, turns=0, seed=seed)
+        selected = of_type(events, "selected")[0].payload
+        assert selected["scores"] == [0, 0, 0] and selected["tied"] == [0, 1, 2]
+        assert selected["candidate"] == 2 and selected["broken_by"] == ["known"]
+        assert "tied with 0, 1, which are known to fail" in selected["reason"]
 
 
 def test_a_tie_broken_by_agreement_goes_to_the_program_written_most_often_without_asking() -> None:
     same = fence("n = int(input())\n\nprint(2 * n)  # the same program, laid out otherwise\n")
     script = PipelineScript(solve=[WRONG, RIGHT, same], simulate=_nothing_matches)
     for seed in range(4):
-        server = FakeModelServer(script, scorer=lambda body: 0.0)
-        events = run_script(script, server=server, k=3, turns=0, seed=seed, ties="agreement")
+        server = FakeModelServer(script)
+        events = run_script(script, server=server, k=3, turns=0, seed=seed)
         selected = of_type(events, "selected")[0].payload
         assert selected["candidate"] in (1, 2) and selected["agreement"] == [1, 2, 2]
         assert "it is the program written most often (2 of the 3 candidates with code)" in selected["reason"]
-        assert server.scored == []  # nothing asked of the model
+        assert len(server.requests) == 1 + 3 * 2  # nothing asked beyond solving and simulating
 
 
-@pytest.mark.parametrize("mode", ["guided", "model"])
-def test_a_repair_reply_cut_by_its_budget_says_so(mode: str) -> None:
+def test_a_repair_reply_cut_by_its_budget_says_so() -> None:
     """As a candidate's does: a fix that ran out of tokens is not a fix the model could not write."""
     prose = " ".join(f"I cannot do step {i}." for i in range(40))
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[prose])
-    events = run_script(script, k=1, turns=1, seed=0, repair=mode, max_tokens=24)
+    events = run_script(script, k=1, turns=1, seed=0, max_tokens=24)
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
-    errors = [r["error"] for r in turn["replies"]] if mode == "guided" else [turn["parse_error"]]
-    assert turn["code"] is None and len(errors) == (RunSettings().fix_replies if mode == "guided" else 1)
+    errors = [r["error"] for r in turn["replies"]]
+    assert turn["code"] is None and len(errors) == FIX_REPLIES
     assert all(e.endswith("(the reply hit the token budget)") for e in errors), errors
     assert of_type(events, "candidate_done")[0].payload["code"] is not None  # the solve reply fit
 
 
-@pytest.mark.parametrize("mode", ["guided", "model"])
-def test_a_repair_reply_cut_because_its_prompt_filled_the_context_says_so(mode: str) -> None:
+def test_a_repair_reply_cut_because_its_prompt_filled_the_context_says_so() -> None:
     """The repair request holds the problem and the feedback: when that leaves the reply little room in
     the model's context window, its error names the room, as a candidate's does."""
     from simulator.prompts import kind_of
@@ -627,20 +509,18 @@ def test_a_repair_reply_cut_because_its_prompt_filled_the_context_says_so(mode: 
     prose = " ".join(f"I cannot do step {i}." for i in range(40))
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[prose])
     server = FakeModelServer(script)
-    run_script(script, k=1, turns=1, seed=0, repair=mode, server=server)
+    run_script(script, k=1, turns=1, seed=0, server=server)
     (asked,) = [b["messages"] for b in server.requests if kind_of(b["messages"]) == "repair"]
     window = sum(len(m["content"]) for m in asked) // 3 + 8 * len(asked) + 20  # as in ChatClient._fit
-    events = run_script(
-        script, k=1, turns=1, seed=0, repair=mode, server=FakeModelServer(script, max_model_len=window)
-    )
+    events = run_script(script, k=1, turns=1, seed=0, server=FakeModelServer(script, max_model_len=window))
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
-    errors = [r["error"] for r in turn["replies"]] if mode == "guided" else [turn["parse_error"]]
+    errors = [r["error"] for r in turn["replies"]]
     room = "the prompt left room for only 20 tokens in the model's context window"
     assert errors and all(room in e for e in errors), errors
 
 
 def test_a_simulation_that_repeats_its_input_says_it_may_be_a_copy() -> None:
-    """A small model echoes a stdin program's input for half the programs (docs/results.md, section 30)."""
+    """A small model echoes a stdin program's input for half the programs (docs/results.md#stdin-problems)."""
 
     def echo(code: str, stdin: str) -> str:
         return f"[THOUGHT] [/THOUGHT]\n<output>\n{stdin}"

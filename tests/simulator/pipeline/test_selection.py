@@ -1,4 +1,4 @@
-"""Best@k selection, output matching and majority votes."""
+"""Best@k selection and output matching."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from simulator.pipeline.matching import majority, matches
+from simulator.pipeline.matching import matches
 from simulator.pipeline.selection import best_of
 
 
@@ -50,26 +50,16 @@ def test_a_program_known_to_fail_loses_a_tie_to_one_that_is_not() -> None:
     assert best_of({0: 1, 1: 0}, random.Random(0), tests=1, known={1}).candidate == 0
 
 
-def test_a_tie_goes_to_the_candidate_that_finds_the_expected_outputs_likeliest() -> None:
+def test_the_pool_is_what_the_draw_chose_among_and_gives_the_expected_pick() -> None:
+    """An evaluation reads a pick's correctness without the draw's noise from the pool."""
     scores = {0: 1, 1: 1, 2: 0, 3: 1}
-    likelihoods = {0: -4.5, 1: -0.25, 3: -7.0}
-    picks = {
-        best_of(scores, random.Random(seed), tests=2, likelihoods=likelihoods).candidate for seed in range(30)
-    }
-    assert picks == {1}
-    reason = best_of(scores, random.Random(0), tests=2, likelihoods=likelihoods).reason
-    assert reason == (
-        "candidate 1 matched 1 of 2 public tests in simulation; tied with 0, 3, it finds the expected "
-        "outputs likeliest (log-probability -0.25; 0: -4.50, 3: -7.00)"
-    )
-    # equal likelihoods stay a tie, broken at random; a candidate not scored never wins
-    equal = {0: -1.0, 1: -1.0}
-    assert {best_of(scores, random.Random(s), tests=2, likelihoods=equal).candidate for s in range(30)} == {
-        0,
-        1,
-    }
-    # a lone winner by matches needs no likelihood
-    assert best_of({0: 2, 1: 1}, random.Random(0), tests=2, likelihoods={1: 0.0}).candidate == 0
+    paper = best_of(scores, random.Random(0), tests=1)  # matches alone, ties at random
+    assert paper.pool == (0, 1, 3)
+    assert paper.expected({0: True, 1: False, 3: True}) == 2 / 3
+    app = best_of(scores, random.Random(0), tests=1, known={0}, agreement={1: 2, 3: 1})
+    assert app.pool == (1,) and app.candidate == 1
+    assert app.expected({0: True, 1: False, 3: True}) == 0.0
+    assert best_of({0: 2, 1: 1}, random.Random(0), tests=2).pool == (0,)
 
 
 def test_nothing_to_select_is_an_error() -> None:
@@ -96,14 +86,6 @@ def test_nothing_to_select_is_an_error() -> None:
 )
 def test_matches(kind, expected, actual, tolerance, result) -> None:
     assert matches(kind, expected, actual, tolerance) is result
-
-
-def test_majority_counts_equal_values_together_and_ignores_missing() -> None:
-    winner, tally = majority("call", ["[1, 2]", None, "[1,2]", "3", None])
-    assert winner == "[1, 2]"
-    assert tally == [{"predicted": "[1, 2]", "count": 2}, {"predicted": "3", "count": 1}]
-    assert majority("stdin", ["a\n", "b\n"])[0] == "a\n"  # a tie goes to the first seen
-    assert majority("stdin", [None, None]) == (None, [])
 
 
 def test_a_tie_goes_to_the_program_written_most_often_then_at_random() -> None:

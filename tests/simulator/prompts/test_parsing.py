@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.prompts.parsing import extract_code, parse_call_answer, parse_repair, parse_stdin_answer
+from simulator.prompts.parsing import extract_code, parse_call_answer, parse_stdin_answer
 
 
 @pytest.mark.parametrize(
@@ -21,15 +21,15 @@ def test_it_extracts_the_first_python_block(reply: str) -> None:
     assert extract_code(reply).error is None
 
 
-def test_it_skips_other_languages_and_submit_fences() -> None:
-    reply = "```text\nhello\n```\n```#SUBMIT```\n```python\nx = 2\n```"
+def test_it_skips_other_languages_and_remark_fences() -> None:
+    reply = "```text\nhello\n```\n```#SUBMIT```\n```python\n# nothing yet\n```\n```python\nx = 2\n```"
     assert extract_code(reply).code == "x = 2\n"
 
 
 @pytest.mark.parametrize("reply", ["```#SUBMIT```", "#SUBMIT"])
-def test_submit_inside_a_prefilled_block_is_no_program(reply: str) -> None:
-    """Guided repair prefills the opening fence: the paper's ``#SUBMIT`` answer written after it is
-    no program to simulate."""
+def test_a_remark_inside_a_prefilled_block_is_no_program(reply: str) -> None:
+    """Repair prefills the opening fence: a remark written after it (a model trained on the paper's
+    scaffold answers ``#SUBMIT``) is no program to simulate."""
     parsed = extract_code(reply, prefill="```python\n")
     assert parsed.code is None and "no fenced" in (parsed.error or "")
 
@@ -90,25 +90,6 @@ def test_stdin_answers_come_from_the_output_tags() -> None:
     assert parse_stdin_answer("<output>\n[x]\n<b>\n[/x]\n").predicted == "[x]\n<b>\n[/x]\n"  # not tags
     missing = parse_stdin_answer("it prints 5")
     assert missing.predicted is None and "no <output>" in (missing.error or "")
-
-
-def test_repair_submit_keeps_the_program() -> None:
-    assert parse_repair("Looks right.\n```#SUBMIT```", "print(1)\n", "stdin").submitted is True
-    same = "```python\nprint(1)\n```\n#SUBMIT"
-    assert parse_repair(same, "print(1)\n", "stdin").submitted is True
-
-
-def test_repair_with_new_code_is_a_fix_even_if_it_says_submit() -> None:
-    parsed = parse_repair("```python\nprint(2)\n```\n#SUBMIT", "print(1)\n", "stdin")
-    assert (parsed.submitted, parsed.code) == (False, "print(2)\n")
-
-
-def test_repair_without_decision_is_a_recorded_failure() -> None:
-    parsed = parse_repair("hmm, not sure", "print(1)\n", "stdin")
-    assert (parsed.submitted, parsed.code) == (False, None)
-    assert "neither #SUBMIT nor a corrected program" in (parsed.error or "")
-    repeated = parse_repair("```python\nprint(1)\n```", "print(1)\n", "stdin")
-    assert repeated.code is None and "repeats the attempted code" in (repeated.error or "")
 
 
 # Solve replies exactly as vLLM returns them to the prefilled request (issue 12): the opening fence

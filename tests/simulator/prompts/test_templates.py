@@ -6,9 +6,6 @@ import re
 
 import pytest
 
-from simulator.execution.program import Program
-from simulator.execution.tracer import trace_in_process
-from simulator.nlex.narrator import answer
 from simulator.problem import Problem
 from simulator.prompts import VERSIONS, kind_of, repair, simulate, solve
 
@@ -83,25 +80,12 @@ def test_an_answer_asked_for_at_once_has_an_empty_thought_and_its_answer_begun()
     assert not simulate.answered("[THOUGHT] [ANSWER] is a tag [/THOUGHT]", None)
 
 
-def test_repair_is_the_papers_feedback_prompt() -> None:
-    feedback = [repair.Feedback("twice(2)", "4", "5"), repair.Feedback("twice(0)", "0", None)]
-    text = repair.messages(CALL, "def twice(x):\n    return x + 3\n", feedback)[-1]["content"]
-    assert text.startswith(
-        "Review the provided code solution given the execution feedback and judge if it is correct or buggy. "
-        "If the code is correct, end your response with a markdown comment EXACTLY ```#SUBMIT```. "
-        "DO NOT repeat the given code. If the code is incorrect, provide a correct solution."
-    )
-    assert "# Problem\nReturn twice x." in text
-    assert "# Attempted Solution\n```python\ndef twice(x):\n    return x + 3\n```" in text
-    assert (
-        "----- Test 1 -----\n## Input\ntwice(2)\n## Expected Output\n4\n## Output for the attempt\n5" in text
-    )
-    assert "----- Test 2 -----" in text and repair.NO_OUTPUT in text
+def test_a_test_input_is_shown_as_the_call_or_the_stdin_text() -> None:
     assert repair.feedback_input(CALL, "2") == "twice(2)"
     assert repair.feedback_input(STDIN, "hi\n") == "hi\n"
 
 
-def test_guided_repairs_request_is_the_solve_request_told_what_went_wrong() -> None:
+def test_the_repair_request_is_the_solve_request_told_what_went_wrong() -> None:
     wrong = [repair.Feedback("twice(2)", "4", "5"), repair.Feedback("twice(0)", "0", None)]
     asked = repair.fix_messages(CALL, wrong)
     solve_asked = solve.messages(CALL)
@@ -122,7 +106,6 @@ def test_kind_of_tells_the_prompts_apart() -> None:
     assert kind_of(solve.messages(CALL)) == "solve"
     assert kind_of(simulate.call_messages("x = 1\n", "f()")) == "simulate_call"
     assert kind_of(simulate.stdin_messages("x = 1\n", "")) == "simulate_stdin"
-    assert kind_of(repair.messages(CALL, "x", [])) == "repair"
     assert kind_of(repair.fix_messages(CALL, [repair.Feedback("twice(2)", "4", "5")])) == "repair"
     assert kind_of([{"role": "user", "content": "hello"}]) is None
 
@@ -131,25 +114,6 @@ def test_every_template_has_a_version() -> None:
     assert VERSIONS == {"solve": solve.VERSION, "simulate": simulate.VERSION, "repair": repair.VERSION}
     assert all(re.fullmatch(r"[a-z]+-v[0-9]+", v) for v in VERSIONS.values())
     assert solve.VERSION == "solve-v3"  # issue 12: prefilled fence, stop at the closing one, plain call
-
-
-@pytest.mark.parametrize(
-    ("code", "call", "stdin", "expected"),
-    [
-        ("def f(xs):\n    return [x * 2 for x in xs]\n", "f([1,2])", "", "[2,4]"),  # as a test writes it
-        ("def f(s):\n    return s.upper()\n", "f('a')", "", '"A"'),
-        ("print(int(input()) + 1)\n", None, "41\n", "42"),
-    ],
-)
-def test_the_ending_scored_for_an_output_is_what_the_narrator_answers_with_it(
-    code: str, call: str | None, stdin: str, expected: str
-) -> None:
-    """The model learned answers from the narrator (the training targets): an expected output is
-    scored in that form, a literal as its repr, so that the right value reads as the model writes it."""
-    program = Program(code=code, call=call, stdin=stdin or None)
-    traced = trace_in_process(code, call) if call else trace_in_process(code, stdin=stdin)
-    reply = simulate.EMPTY_THOUGHT + answer(traced.trace, program)
-    assert reply == simulate.answer_prefill(call) + simulate.answer_ending(expected, call)
 
 
 def test_a_stdin_prediction_that_is_the_input_or_the_prompts_example_is_called_a_copy() -> None:

@@ -292,7 +292,7 @@ def test_a_finished_run_puts_its_simulations_in_the_queue(make_run):
     from webapp.runs.models import Run, Simulation
     from webapp.runs.tasks import execute_run
 
-    run = make_run(settings={"k": 2, "turns": 0, "sims": 1, "seed": 7})
+    run = make_run(settings={"k": 2, "turns": 0, "seed": 7})
     assert execute_run(str(run.id)) == Run.FINISHED
     simulations = Simulation.objects.filter(run=run, done=True).exclude(text="")
     assert simulations.count() > 0

@@ -28,7 +28,7 @@ def private_problem(problem: Any) -> Any:
 
 def _solved(user: Any, problem: Any, **settings: Any) -> Run:
     made = Run.objects.create(
-        problem=problem, user=user, settings={"k": 1, "turns": 0, "sims": 1, "seed": 7, **settings}
+        problem=problem, user=user, settings={"k": 1, "turns": 0, "seed": 7, **settings}
     )
     assert execute_run(str(made.id)) == Run.FINISHED
     return made
@@ -54,7 +54,7 @@ def test_the_owner_may_opt_a_private_problems_run_in(client, alice, private_prob
     client.force_login(alice)
     client.post(
         f"/problems/{private_problem.pk}/solve/",
-        {"k": 1, "turns": 0, "sims": 1, "temperature": 0.5, "annotate": "on"},
+        {"k": 1, "turns": 0, "temperature": 0.5, "annotate": "on"},
     )
     made = Run.objects.get()
     assert made.settings["annotate"] is True and queued == [made.id]

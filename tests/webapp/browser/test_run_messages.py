@@ -35,7 +35,7 @@ def _wait_seq(page: Any, seq: int) -> None:
 
 
 def test_a_message_of_several_events_applies_each_once_in_order(fake_site, page_for, alice, make_run):
-    run = make_run(status="running", settings={"k": 1, "turns": 0, "sims": 1})
+    run = make_run(status="running", settings={"k": 1, "turns": 0})
     sockets: list[Any] = []
     page = page_for(fake_site, alice)
     page.route_web_socket(re.compile(r"/ws/runs/"), lambda ws: sockets.append(ws))
@@ -69,7 +69,7 @@ def test_a_program_known_to_fail_says_why_in_its_card_live_and_on_reload(
     from webapp.runs.record import apply_event
     from webapp.runs.render import render_event
 
-    run = make_run(status="running", settings={"k": 1, "turns": 0, "sims": 1})
+    run = make_run(status="running", settings={"k": 1, "turns": 0})
     Candidate.objects.create(run=run, index=0, code="def f(n):\n    return n * n\n", done=True)
     reason = "the program never writes to standard output (no print), and every public test expects output"
     payload = {"candidate": 0, "test": 0, "turn": 0, "expected": "9", "source": "checked",

@@ -82,7 +82,7 @@ def _wait_for(predicate, timeout: float, what: str):
 
 def test_a_worker_runs_a_run_to_the_end(start_worker, make_run):
     start_worker()
-    run = make_run(settings={"k": 2, "turns": 1, "sims": 1, "real": True})
+    run = make_run(settings={"k": 2, "turns": 1, "real": True})
     runner.enqueue(run.id)
 
     _wait_for(lambda: Run.objects.get(id=run.id).status == Run.FINISHED, 60, "the run to finish")
@@ -95,7 +95,7 @@ def test_a_worker_runs_a_run_to_the_end(start_worker, make_run):
 @override_settings(EXECSIM_STALE_RUN_SECONDS=2)
 def test_a_worker_killed_mid_run_leaves_the_run_failed_and_retryable(start_worker, make_run, client, alice):
     worker = start_worker(EXECSIM_DOUBLE_DELAY="0.3")
-    run = make_run(settings={"k": 4, "turns": 1, "sims": 2})
+    run = make_run(settings={"k": 4, "turns": 1})
     runner.enqueue(run.id)
     _wait_for(lambda: Run.objects.get(id=run.id).events.count() >= 3, 60, "the run to be under way")
 

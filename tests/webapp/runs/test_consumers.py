@@ -41,7 +41,7 @@ def _event(run, seq, type_, **payload):
 
 @database_sync_to_async
 def _started_run(make_run, events):
-    run = make_run(status="running", settings={"k": 1, "turns": 0, "sims": 1})
+    run = make_run(status="running", settings={"k": 1, "turns": 0})
     for seq, (type_, payload) in enumerate(events):
         assert record_and_publish(run.id, _event(run, seq, type_, **payload))
     return run

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio, pyte
 
 @database_sync_to_async
 def _running_run(make_run):
-    run = make_run(status="running", settings={"k": 1, "turns": 0, "sims": 1})
+    run = make_run(status="running", settings={"k": 1, "turns": 0})
     started = {"problem": {}, "settings": {}, "provenance": {"model": "m"}}
     event = {"run_id": str(run.id), "seq": 0, "type": "run_started", "payload": started}
     assert record_and_publish(run.id, event)

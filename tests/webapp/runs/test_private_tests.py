@@ -45,7 +45,7 @@ def secret_problem(alice: Any) -> Problem:
 def _finished_run(user: Any, problem: Problem) -> Run:
     """A run of the scripted pipeline with real executions (on the public and private tests)."""
     run = Run.objects.create(
-        problem=problem, user=user, settings={"k": 1, "turns": 0, "sims": 1, "seed": 7, "real": True}
+        problem=problem, user=user, settings={"k": 1, "turns": 0, "seed": 7, "real": True}
     )
     assert execute_run(str(run.id)) == Run.FINISHED
     assert Execution.objects.filter(run=run, public=False, output=SECRET_OUT).exists()  # there to leak

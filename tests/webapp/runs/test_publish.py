@@ -26,7 +26,7 @@ def _event(run, seq, type_, **payload):
 
 
 def test_the_broadcast_carries_the_rendered_html_for_both_kinds_of_viewer(make_run, sent) -> None:
-    run = make_run(status="running", settings={"k": 1, "turns": 0, "sims": 1})
+    run = make_run(status="running", settings={"k": 1, "turns": 0})
     started = _event(run, 0, "run_started", problem={}, settings={}, provenance={"model": "m"})
     delta = _event(run, 1, "candidate_delta", candidate=0, text="<b>x</b>")
     assert record_and_publish(run.id, started) and record_and_publish(run.id, delta)
@@ -41,7 +41,7 @@ def test_the_broadcast_carries_the_rendered_html_for_both_kinds_of_viewer(make_r
 
 
 def test_an_event_that_cannot_be_rendered_is_still_broadcast(make_run, sent, monkeypatch) -> None:
-    run = make_run(status="running", settings={"k": 1, "turns": 0, "sims": 1})
+    run = make_run(status="running", settings={"k": 1, "turns": 0})
 
     def broken(*args: Any) -> Any:
         raise RuntimeError("template error")

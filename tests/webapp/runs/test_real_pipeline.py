@@ -49,7 +49,7 @@ def real_pipeline(tmp_path, monkeypatch):
 
 def _run(alice, **settings):
     problem = Problem.create_from_core(CoreProblem.from_dict(DOUBLE), alice, source="manual", is_public=True)
-    defaults = {"k": 2, "turns": 1, "sims": 1, "seed": 7, "temperature": 0.5, "real": False, "model": ""}
+    defaults = {"k": 2, "turns": 1, "seed": 7, "temperature": 0.5, "real": False, "model": ""}
     return Run.objects.create(problem=problem, user=alice, settings={**defaults, **settings})
 
 
@@ -92,12 +92,11 @@ def _solve_for_real(alice, monkeypatch, script: PipelineScript, **settings) -> R
     return run
 
 
-def test_a_guided_fix_not_kept_is_recorded_and_the_page_says_why(alice, client, monkeypatch):
+def test_a_fix_not_kept_is_recorded_and_the_page_says_why(alice, client, monkeypatch):
     squares = "```python\nn = int(input())\nprint(n * n)\n```"  # 2 -> 4 right, 5 -> 25 wrong: as the attempt
     script = PipelineScript(solve=[WRONG], simulate=_perfect_simulator, repair=[squares])
-    # stored without "repair": guided; greedy, so a fix not kept ends the repair (sampled, turn 2 asks again)
+    # greedy, so a fix not kept ends the repair (sampled, turn 2 asks again)
     run = _solve_for_real(alice, monkeypatch, script, k=1, turns=2, temperature=0.0)
-    assert run.pipeline_settings.repair == "guided"
     turn = RepairTurn.objects.get(run=run, turn=1)
     assert turn.code == "n = int(input())\nprint(n * n)\n" and turn.decided_by == "model"
     assert (turn.rejected["matched"], turn.rejected["attempt_matched"], turn.rejected["public_tests"]) == (
@@ -119,7 +118,7 @@ def test_a_program_the_simulation_accepts_is_submitted_unasked_and_the_page_says
     alice, client, monkeypatch
 ):
     script = PipelineScript(solve=[RIGHT], simulate=_perfect_simulator)
-    run = _solve_for_real(alice, monkeypatch, script, k=1, turns=2, repair="guided")
+    run = _solve_for_real(alice, monkeypatch, script, k=1, turns=2)
     turn = RepairTurn.objects.get(run=run, turn=1)
     assert turn.submitted and turn.decided_by == "simulation" and turn.text == ""
     client.force_login(alice)
@@ -165,36 +164,11 @@ def test_by_default_a_tie_goes_to_the_program_written_most_often_and_the_page_li
     with server.serve() as url:
         monkeypatch.setenv("EXECSIM_MODEL_URL", url)
         monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
-        run = _run(alice, k=3, turns=0)  # the stored settings leave ties to the pipeline's default
+        run = _run(alice, k=3, turns=0)
         assert execute_run(str(run.id)) == Run.FINISHED
     run.refresh_from_db()
-    assert run.pipeline_settings.ties == "agreement"
     assert run.selected["candidate"] in (1, 2) and run.selected["agreement"] == [1, 2, 2]
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert "(tie broken by how often the model wrote each program, then at random among equals" in page
     assert 'data-testid="selected-agreement"' in page and "<code>0: 1, 1: 2, 2: 2</code>" in page
-
-
-def test_a_tie_broken_by_likelihood_is_recorded_and_the_page_says_how(alice, client, monkeypatch):
-    def no_match(code: str, stdin: str) -> str:
-        return "<output>\n0\n"  # both candidates tie at 0 matches
-
-    def scorer(body) -> float:  # the expected outputs fit the right program best
-        return -0.5 if "print(2 * n)" in body["messages"][-2]["content"] else -3.0
-
-    server = FakeModelServer(PipelineScript(solve=[WRONG, RIGHT], simulate=no_match), scorer=scorer)
-    with server.serve() as url:
-        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
-        monkeypatch.setenv("EXECSIM_MODEL_NAME", server.model)
-        run = _run(alice, turns=0, ties="likelihood")
-        assert execute_run(str(run.id)) == Run.FINISHED
-    run.refresh_from_db()
-    assert run.pipeline_settings.ties == "likelihood"
-    assert Candidate.objects.get(run=run, index=1).selected
-    assert run.selected["likelihoods"] == [-6.0, -1.0]
-    client.force_login(alice)
-    page = client.get(f"/runs/{run.id}/").content.decode()
-    assert "(tie broken by the likelihood of the expected outputs)." in page  # it decided: no draw
-    assert 'data-testid="selected-likelihoods"' in page and "0: -6.00, 1: -1.00" in page
-    assert 'data-testid="run-real-oracle"' not in page  # judged by simulation: nothing ran yet

@@ -19,9 +19,7 @@ PROVENANCE = {
 
 @pytest.fixture
 def ended(make_run):
-    run = make_run(
-        status="finished", provenance=PROVENANCE, settings={"k": 1, "turns": 2, "sims": 1, "model": ""}
-    )
+    run = make_run(status="finished", provenance=PROVENANCE, settings={"k": 1, "turns": 2, "model": ""})
     Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x\n", done=True, tokens=512,
                              finish_reason="length", selected=True)  # fmt: skip
     RepairTurn.objects.create(run=run, turn=1, text="I am not sure.", done=True, code="",
@@ -74,7 +72,7 @@ def test_a_program_known_to_fail_says_why_instead_of_a_simulation(client, alice,
     from webapp.runs.record import apply_event
     from webapp.runs.render import render_event
 
-    run = make_run(status="finished", settings={"k": 1, "turns": 0, "sims": 1})
+    run = make_run(status="finished", settings={"k": 1, "turns": 0})
     Candidate.objects.create(run=run, index=0, code="assert add_one(1) == 2\n", done=True, selected=True)
     reason = "the program does not define add_one, which the tests call"
     payload = {"candidate": 0, "test": 0, "turn": 0, "expected": "2", "source": "checked",
@@ -100,7 +98,7 @@ def test_a_guided_turn_shows_every_reply_and_which_was_taken_live_and_on_the_pag
     from webapp.runs.record import apply_event
     from webapp.runs.render import render_event
 
-    run = make_run(status="finished", settings={"k": 1, "turns": 1, "sims": 1, "fixes": 3})
+    run = make_run(status="finished", settings={"k": 1, "turns": 1, "fixes": 3})
     Candidate.objects.create(
         run=run, index=0, code="def add_one(x):\n    return x\n", done=True, selected=True
     )
@@ -161,7 +159,7 @@ def test_a_guided_turn_shows_every_reply_and_which_was_taken_live_and_on_the_pag
     ],
 )
 def test_the_selected_panel_says_what_decided_a_tie(client, alice, make_run, recorded, headline):
-    run = make_run(status="finished", settings={"k": 3, "turns": 0, "sims": 1})
+    run = make_run(status="finished", settings={"k": 3, "turns": 0})
     run.selected = {
         "candidate": 1,
         "scores": [0, 0, 0],
@@ -185,7 +183,7 @@ def test_a_simulation_says_whether_it_narrated(client, alice, make_run, narrate,
     not call that a narration."""
     from webapp.runs.models import Simulation
 
-    run = make_run(status="finished", settings={"k": 1, "turns": 0, "sims": 1, "narrate": narrate})
+    run = make_run(status="finished", settings={"k": 1, "turns": 0, "narrate": narrate})
     Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n", done=True)
     Simulation.objects.create(
         run=run, candidate=0, test=0, text="[THOUGHT]\n[/THOUGHT]\n[ANSWER]\n", done=True
@@ -200,7 +198,7 @@ def test_a_simulation_says_whether_it_narrated(client, alice, make_run, narrate,
 def test_the_live_stream_of_an_answer_at_once_starts_with_the_models_words(make_run):
     from webapp.runs.render import render_event
 
-    run = make_run(status="running", settings={"k": 1, "turns": 0, "sims": 1})
+    run = make_run(status="running", settings={"k": 1, "turns": 0})
     delta = {"candidate": 0, "test": 0, "turn": 0, "sample": 0}
     first = render_event(
         run,
@@ -228,7 +226,7 @@ def test_a_forced_answer_says_how_the_narration_ended(client, alice, make_run, c
     """The ``simulation_done`` event's ``cut`` is recorded, and the card says which way it was asked."""
     from webapp.runs.record import apply_event
 
-    run = make_run(status="finished", settings={"k": 1, "turns": 0, "sims": 1, "narrate": True})
+    run = make_run(status="finished", settings={"k": 1, "turns": 0, "narrate": True})
     Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n", done=True)
     done = {"candidate": 0, "test": 0, "turn": 0, "sample": 0, "text": "[THOUGHT]\n", "predicted": "2"}
     apply_event(run, "simulation_done", {**done, "tokens": 9, "cut": cut, "forced": True})
@@ -244,7 +242,7 @@ def test_a_prediction_that_may_be_a_copy_says_so(client, alice, make_run, copied
     """The ``simulation_done`` event's ``copied`` is recorded and flagged on the card."""
     from webapp.runs.record import apply_event
 
-    run = make_run(status="finished", settings={"k": 1, "turns": 0, "sims": 1})
+    run = make_run(status="finished", settings={"k": 1, "turns": 0})
     Candidate.objects.create(run=run, index=0, code="print(input())\n", done=True)
     done = {"candidate": 0, "test": 0, "turn": 0, "sample": 0, "text": "<output>\n", "predicted": "5\n"}
     apply_event(run, "simulation_done", {**done, "tokens": 3, "copied": copied})
@@ -258,7 +256,7 @@ def test_a_prediction_that_may_be_a_copy_says_so(client, alice, make_run, copied
 def test_a_candidate_that_repeats_an_earlier_one_says_which_once_scored(client, alice, make_run):
     """Four identical cards read as four programs; the badge names the first of the same program
     (layout, comments and added test code aside, as the agreement tie-break counts them)."""
-    run = make_run(status="finished", settings={"k": 3, "turns": 0, "sims": 1})
+    run = make_run(status="finished", settings={"k": 3, "turns": 0})
     programs = [
         "def add_one(x):\n    return x + 1\n",
         "def add_one(x):  # one more\n    return x + 1\n\nassert add_one(1) == 2\n",

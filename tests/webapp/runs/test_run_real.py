@@ -53,7 +53,7 @@ def sent(monkeypatch) -> list[dict[str, Any]]:
 @pytest.fixture
 def finished_run(make_run) -> Run:
     """A run of the scripted pipeline (2 candidates, 1 repair turn, no real execution), ended."""
-    run = make_run(settings={"k": 2, "turns": 1, "sims": 1, "seed": 7})
+    run = make_run(settings={"k": 2, "turns": 1, "seed": 7})
     assert execute_run(str(run.id)) == Run.FINISHED
     run.refresh_from_db()
     return run
@@ -380,11 +380,12 @@ CLAIMS = [
 @pytest.fixture
 def checked_run(make_run) -> Run:
     """A finished run whose one program's simulation of test 1 was checked against its real run, claim
-    by claim (sample 0 is the judged one; sample 1 says something else)."""
+    by claim (sample 0 is the judged one; sample 1, of a run made when several were sampled, says
+    something else)."""
     from simulator.nlex.verify import Verification
     from webapp.runs.models import Candidate, Simulation, Verdict
 
-    run = make_run(status=Run.FINISHED, settings={"k": 1, "turns": 0, "sims": 2, "seed": 7}, last_seq=5)
+    run = make_run(status=Run.FINISHED, settings={"k": 1, "turns": 0, "seed": 7}, last_seq=5)
     Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n", done=True)
     for sample, text in enumerate((NLEX, "x is 1, so [ANSWER] 2")):
         Simulation.objects.create(run=run, candidate=0, test=0, sample=sample, text=text, done=True)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_it_records_every_event_in_order_and_the_denormalised_rows(make_run):
-    run = make_run(settings={"k": 2, "turns": 1, "sims": 1, "seed": 7, "real": True})
+    run = make_run(settings={"k": 2, "turns": 1, "seed": 7, "real": True})
 
     assert execute_run(str(run.id)) == Run.FINISHED
 
@@ -38,7 +38,7 @@ def test_it_records_every_event_in_order_and_the_denormalised_rows(make_run):
 
 
 def test_it_streams_deltas_into_the_candidate_text(make_run):
-    run = make_run(settings={"k": 1, "turns": 0, "sims": 1})
+    run = make_run(settings={"k": 1, "turns": 0})
     execute_run(str(run.id))
     deltas = RunEvent.objects.filter(run=run, type="candidate_delta").values_list("payload", flat=True)
     assert "".join(d["text"] for d in deltas) == Candidate.objects.get(run=run).text
@@ -74,7 +74,7 @@ def test_it_cancels_when_the_cancel_signal_is_set(make_run, monkeypatch):
     from webapp.runs import cancel
 
     monkeypatch.setenv("EXECSIM_DOUBLE_DELAY", "0.05")
-    run = make_run(settings={"k": 4, "turns": 1, "sims": 2})
+    run = make_run(settings={"k": 4, "turns": 1})
     cancel.signal(run.id)  # set before it starts: the watcher sees it on its first poll
 
     assert execute_run(str(run.id)) == Run.CANCELLED
@@ -90,7 +90,7 @@ def test_it_ends_a_pipeline_that_ignores_the_cancel_after_the_grace_period(make_
 
     monkeypatch.setenv("EXECSIM_DOUBLE_DELAY", "0.2")
     monkeypatch.setenv("EXECSIM_DOUBLE_IGNORE_CANCEL", "1")
-    run = make_run(settings={"k": 4, "turns": 1, "sims": 2})
+    run = make_run(settings={"k": 4, "turns": 1})
     cancel.signal(run.id)
 
     assert execute_run(str(run.id)) == Run.CANCELLED
@@ -101,7 +101,7 @@ def test_it_ends_a_pipeline_that_ignores_the_cancel_after_the_grace_period(make_
 
 
 def test_it_records_repair_turn_simulations_apart_from_the_candidates(make_run):
-    run = make_run(settings={"k": 1, "turns": 2, "sims": 1})
+    run = make_run(settings={"k": 1, "turns": 2})
     execute_run(str(run.id))
     assert Verdict.objects.filter(run=run, turn=0).count() == 2
     assert Verdict.objects.filter(run=run, turn=2).count() == 2
@@ -113,7 +113,7 @@ def test_it_runs_simulate_my_code_with_a_program(alice):
     run = Run.objects.create(
         kind="simulate",
         user=alice,
-        settings={"k": 1, "turns": 0, "sims": 1, "mode": "call"},
+        settings={"k": 1, "turns": 0, "mode": "call"},
         code="def f(x):\n    return x + 1\n",
         code_input="f(3)",
     )

@@ -19,53 +19,21 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_solving_creates_a_run_with_settings_and_a_recorded_seed(client, alice, problem, no_enqueue):
     client.force_login(alice)
-    response = client.post(
-        f"/problems/{problem.pk}/solve/", {"k": 3, "turns": 1, "sims": 1, "temperature": 0.5}
-    )
+    response = client.post(f"/problems/{problem.pk}/solve/", {"k": 3, "turns": 1, "temperature": 0.5})
     run = Run.objects.get()
     assert response["Location"] == f"/runs/{run.id}/"
     assert run.settings["k"] == 3 and run.seed is not None and run.settings["seed"] == run.seed
     assert no_enqueue == [run.id]
 
 
-def test_the_repair_mode_reaches_the_run_s_settings(client, alice, problem, no_enqueue):
-    from simulator.pipeline.settings import RunSettings
-
-    client.force_login(alice)
-    form = client.get(f"/problems/{problem.pk}/").content.decode()
-    assert 'name="repair"' in form and "Repair mode" in form
-    assert '<option value="guided" selected>' in form  # the pipeline's default
-    base = {"k": 1, "turns": 1, "sims": 1, "temperature": 0.5}
-    client.post(f"/problems/{problem.pk}/solve/", {**base, "repair": "model"})
-    client.post(f"/problems/{problem.pk}/solve/", base)  # a form without the field: the default, recorded
-    client.post(f"/problems/{problem.pk}/solve/", {**base, "repair": "free"})  # not a mode: refused
-    runs = list(Run.objects.order_by("created_at"))
-    assert [r.settings["repair"] for r in runs] == ["model", RunSettings.repair]
-    assert [r.pipeline_settings.repair for r in runs] == ["model", "guided"]
-
-
-def test_the_replies_per_repair_turn_reach_the_run_s_settings(client, alice, problem, no_enqueue):
-    from simulator.pipeline.settings import RunSettings
-
-    client.force_login(alice)
-    form = client.get(f"/problems/{problem.pk}/").content.decode()
-    assert 'name="fixes"' in form and "Replies per repair turn" in form
-    base = {"k": 1, "turns": 1, "sims": 1, "temperature": 0.5}
-    client.post(f"/problems/{problem.pk}/solve/", {**base, "fixes": 2})
-    client.post(f"/problems/{problem.pk}/solve/", base)  # blank: the pipeline's default, recorded
-    client.post(f"/problems/{problem.pk}/solve/", {**base, "fixes": 17})  # out of range: refused
-    runs = list(Run.objects.order_by("created_at"))
-    assert [r.pipeline_settings.fixes for r in runs] == [2, RunSettings.fixes]
-
-
 def test_solving_rejects_out_of_range_settings(client, alice, problem, no_enqueue):
     client.force_login(alice)
-    client.post(f"/problems/{problem.pk}/solve/", {"k": 999, "turns": 1, "sims": 1, "temperature": 0.5})
+    client.post(f"/problems/{problem.pk}/solve/", {"k": 999, "turns": 1, "temperature": 0.5})
     assert not Run.objects.exists() and no_enqueue == []
 
 
 def test_a_finished_run_renders_from_the_database(client, alice, make_run):
-    run = make_run(settings={"k": 2, "turns": 1, "sims": 1, "real": True})
+    run = make_run(settings={"k": 2, "turns": 1, "real": True})
     execute_run(str(run.id))
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()

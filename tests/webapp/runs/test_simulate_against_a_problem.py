@@ -54,5 +54,5 @@ def test_the_run_hands_the_program_to_the_pipeline(make_run, settings):
     module.pipeline = pipeline  # type: ignore[attr-defined]
     sys.modules["given_code_double"] = module
     settings.EXECSIM_PIPELINE = "given_code_double.pipeline"
-    run = make_run(code=OWN, settings={"k": 1, "turns": 0, "sims": 1, "real": True})
+    run = make_run(code=OWN, settings={"k": 1, "turns": 0, "real": True})
     assert execute_run(str(run.id)) == Run.FINISHED and seen["code"] == OWN

@@ -117,7 +117,6 @@ def by_candidate(values: list[Any] | None, decimals: int | None = None) -> str:
 _TIE_STEPS = {
     "known": "with the programs known to fail left out",
     "agreement": "by how often the model wrote each program",
-    "likelihood": "by the likelihood of the expected outputs",
 }
 
 
@@ -128,8 +127,7 @@ def tie_broken(selected: dict[str, Any]) -> str:
     recorded before ``broken_by`` was, by what its payload holds, then the draw."""
     steps = selected.get("broken_by")
     if steps is None:
-        held = {"likelihood": selected.get("likelihoods"), "agreement": selected.get("agreement")}
-        steps = [*(step for step, values in held.items() if values), "random"]
+        steps = [*(["agreement"] if selected.get("agreement") else []), "random"]
     parts = [_TIE_STEPS[s] for s in steps if s in _TIE_STEPS]
     if "random" in steps:
         parts.append(f"at random{' among equals' if parts else ''}, seed {selected.get('seed')}")

@@ -1,7 +1,6 @@
-"""Guided repair (``RunSettings.repair="guided"``, the default): the verdicts decide whether to ask,
-the request is the solve request told what the attempt got wrong (not shown its code), the reply is
-prefilled to be a program, and a fix is kept only when it matches more public tests.
-The paper's scaffold (``repair="model"``) is tested in test_pipeline_run.py."""
+"""Repair (``pipeline.repair``): the verdicts decide whether to ask, the request is the solve request
+told what the attempt got wrong (not shown its code), the reply is prefilled to be a program, and a
+fix is kept only when it matches more public tests."""
 
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ import pytest
 
 from simulator.llm.testing import FakeModelServer, PipelineScript
 from simulator.pipeline import Event
+from simulator.pipeline.repair import FIX_REPLIES
 from simulator.problem import Problem
 from simulator.prompts import kind_of, repair, solve
 from simulator.prompts.parsing import REPEATED
@@ -30,7 +30,7 @@ RIGHT_CODE = "n = int(input())\nprint(2 * n)\n"  # 2 of 2
 
 
 def guided(script: PipelineScript, **settings: Any) -> tuple[list[Event], FakeModelServer]:
-    """A run in the default repair mode (guided: not passed) and the fake server it talked to."""
+    """A run with repair turns (narrated simulations unless told) and the fake server it talked to."""
     server = FakeModelServer(script)
     return run_script(script, server=server, **{"k": 1, "turns": 3, "seed": 0, **settings}), server
 
@@ -167,11 +167,12 @@ def test_a_reply_without_a_new_program_keeps_the_attempt(reply: str, error: str)
 def test_sampled_a_turn_without_a_fix_kept_is_asked_again_at_the_next_turn() -> None:
     not_kept = fence("n = int(input())\nprint(n)\n")  # matches no public test: fewer than the attempt
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[WRONG, not_kept, RIGHT])
-    events, server = guided(script, turns=3, fixes=1)
+    events, server = guided(script, turns=3)
     assert len(repair_requests(server)) == 3  # the same request each turn, new samples
     assert len({str(body["messages"]) for body in repair_requests(server)}) == 1
     turns = [e.payload for e in of_type(events, "repair_turn")]
-    assert [(t["turn"], t["parse_error"]) for t in turns] == [(1, REPEATED), (2, None), (3, None)]
+    none_new = "none of the 4 replies is a new program"
+    assert [(t["turn"], t["parse_error"]) for t in turns] == [(1, none_new), (2, None), (3, None)]
     assert [e.payload["turn"] for e in of_type(events, "repair_rejected")] == [2]
     finished = events[-1].payload
     assert finished["code"] == RIGHT_CODE and finished["turns_used"] == 3
@@ -184,11 +185,11 @@ def test_greedy_a_turn_without_a_fix_kept_ends_the_repair() -> None:
     assert events[-1].payload["code"] == WRONG_CODE and events[-1].payload["turns_used"] == 1
 
 
-def test_a_guided_turn_takes_the_first_reply_that_is_a_new_program_not_known_to_fail() -> None:
+def test_a_turn_takes_the_first_reply_that_is_a_new_program_not_known_to_fail() -> None:
     not_compiling = "def f(a, a):\n    return a\n"  # parses, but Python refuses to compile it
     replies = [WRONG, "I would keep it as it is.", fence(not_compiling), RIGHT]
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[replies])
-    events, server = guided(script, turns=1, fixes=4)
+    events, server = guided(script, turns=1)
     (body,) = repair_requests(server)
     assert body["n"] == 4  # one request, several samples
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
@@ -212,7 +213,7 @@ def test_several_usable_replies_are_judged_and_the_one_matching_most_is_taken() 
     none_right = "n = int(input())\nprint(n)\n"  # matches no public test
     replies = [fence(none_right), fence(WRONG_CODE.replace("+ 2", "* 1 + 2")), RIGHT, fence(none_right + "#")]
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[replies])
-    events, _ = guided(script, turns=1, fixes=4)
+    events, _ = guided(script, turns=1)
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
     assert turn["fix"] == 2 and turn["code"] == RIGHT_CODE
     # every usable reply judged, at once; the one matching the most taken
@@ -235,19 +236,20 @@ def test_several_usable_replies_are_judged_and_the_one_matching_most_is_taken() 
 
 def test_of_usable_replies_tied_the_first_is_taken_and_a_fix_no_better_is_not_kept() -> None:
     none_right = "n = int(input())\nprint(n)\n"
-    replies = [fence(none_right), fence(none_right + "# again\nx = 1\n")]
+    replies = [fence(none_right), fence(none_right + "# again\nx = 1\n"), WRONG, WRONG]
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[replies])
-    events, _ = guided(script, turns=1, fixes=2)
+    events, _ = guided(script, turns=1)
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
-    assert turn["fix"] == 0 and [r["matched"] for r in turn["replies"]] == [0, 0]
+    assert turn["fix"] == 0 and [r["matched"] for r in turn["replies"]] == [0, 0, None, None]
     assert turn["replies"][1]["why"].endswith("as many as the reply taken, which came first")
     assert len(of_type(events, "repair_rejected")) == 1 and events[-1].payload["code"] == WRONG_CODE
 
 
 def test_when_every_new_program_is_known_to_fail_the_first_is_taken_and_judged() -> None:
     first, second = "print(int(input()) +\n", "def f(a, a):\n    return a\n"
-    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[[fence(first), fence(second)]])
-    events, _ = guided(script, turns=1, fixes=2)
+    replies = [fence(first), fence(second), WRONG, WRONG]
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[replies])
+    events, _ = guided(script, turns=1)
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
     assert turn["fix"] == 1 and turn["code"] == second  # the first reply does not parse: no program
     why = turn["replies"][1]["why"]
@@ -257,9 +259,12 @@ def test_when_every_new_program_is_known_to_fail_the_first_is_taken_and_judged()
     assert len(of_type(events, "repair_rejected")) == 1 and events[-1].payload["code"] == WRONG_CODE
 
 
-def test_at_temperature_zero_a_guided_turn_asks_for_one_reply() -> None:
+def test_sampling_a_turn_asks_for_four_replies_and_greedy_for_one() -> None:
     script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[WRONG])
-    events, server = guided(script, turns=1, fixes=4, temperature=0.0)
+    _, server = guided(script, turns=1)
+    assert [body["n"] for body in repair_requests(server)] == [FIX_REPLIES] == [4]
+    script = PipelineScript(solve=WRONG, simulate=perfect_simulator, repair=[WRONG])
+    events, server = guided(script, turns=1, temperature=0.0)
     (body,) = repair_requests(server)
     assert body.get("n", 1) == 1  # greedy samples would all be the same reply
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
@@ -271,15 +276,6 @@ def test_an_empty_reply_still_streams_the_prefilled_fence() -> None:
     events, _ = guided(script, turns=1)
     assert [e.payload["text"] for e in of_type(events, "repair_delta")] == [solve.PREFILL]
     assert of_type(events, "repair_turn")[0].payload["text"] == solve.PREFILL
-
-
-def test_model_mode_asks_the_paper_s_free_reply() -> None:
-    script = PipelineScript(solve=RIGHT, simulate=perfect_simulator, repair=["```#SUBMIT```"])
-    events, server = guided(script, repair="model")
-    (body,) = repair_requests(server)  # asked although every simulation matches
-    assert body["messages"][-1]["role"] == "user" and "stop" not in body
-    (turn,) = [e.payload for e in of_type(events, "repair_turn")]
-    assert turn["decided_by"] == "model" and turn["submitted"] is True and turn["text"] == "```#SUBMIT```"
 
 
 TRIPLE = {
@@ -313,7 +309,7 @@ def copying_simulator(code: str, call: str) -> str:
 )
 def test_a_fix_that_adds_only_test_code_is_the_attempt_again_and_not_simulated(fix: str) -> None:
     script = PipelineScript(solve=fence(TRIPLE_WRONG), simulate=copying_simulator, repair=[fence(fix)])
-    events, _ = guided(script, problem=TRIPLE, turns=1, fixes=1, executor=ExecutorDouble())
+    events, _ = guided(script, problem=TRIPLE, turns=1, temperature=0.0, executor=ExecutorDouble())
     (turn,) = [e.payload for e in of_type(events, "repair_turn")]
     assert turn["code"] is None and turn["parse_error"] == REPEATED
     assert [v for v in of_type(events, "verdict") if v.payload["turn"] == 1] == []  # nothing to copy from

@@ -3,7 +3,7 @@ and nothing lost or reordered at the end."""
 
 from __future__ import annotations
 
-from simulator.pipeline.run import DeltaBuffer
+from simulator.pipeline.job import DeltaBuffer
 
 
 def test_the_first_piece_goes_at_once_then_pieces_wait_for_the_interval() -> None:
