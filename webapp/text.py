@@ -57,7 +57,7 @@ def escape_text_fields(sender: Any, instance: models.Model, **kwargs: Any) -> No
 def typed(text: str) -> str:
     """Text from a textarea with its line breaks as written: a browser's form submission sends each one
     as CRLF, and the code, inputs and statements a user types would otherwise reach the model (trained on
-    LF text, docs/results.md section 30) and the pages with a carriage return on every line."""
+    LF text, docs/results.md#stdin-problems) and the pages with a carriage return on every line."""
     return text.replace("\r\n", "\n")
 
 

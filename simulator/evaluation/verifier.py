@@ -1,7 +1,7 @@
 """How far the verifier (``simulator.nlex.verify``) can be trusted on what the model really writes:
 its verdicts against a careful reader's labels of real replies (tests/simulator/nlex/real).
 
-Figures (docs/results.md):
+Figures (docs/results.md#verifier):
 
 - answer agreement: the verifier's answer verdict (true / false / missing) equals the label's, over
   all texts; ``unverifiable`` agrees with nothing (the real run of every labelled text ended);

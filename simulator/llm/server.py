@@ -282,7 +282,7 @@ def _has_gpu() -> bool:
 def serving_dtype() -> str | None:
     """vLLM's ``--dtype`` for this machine: ``float32`` on a CPU without bf16 instructions, where
     vLLM's CPU build runs the default model's bf16 weights emulated (on an AVX2-only EPYC: 3x slower
-    decoding, 6x slower prefill than float32; docs/results.md, "Time a user waits"); else None, the
+    decoding, 6x slower prefill than float32; docs/results.md#serving); else None, the
     model's own (bf16 on a GPU or on a CPU with AVX512-BF16 or AMX)."""
     return None if _has_gpu() or cpu_has_bf16() else "float32"
 

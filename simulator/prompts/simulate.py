@@ -9,10 +9,10 @@ the predicted output, without running anything.
 
 The answer can also be asked for at once, without a narration: ``answer_prefill`` is a reply whose
 thought is empty and whose answer has begun, sent as a prefilled assistant turn with a budget of
-``ANSWER_TOKENS``. The pipeline does so when ``RunSettings.narrate`` is off (its default: the
-default model predicts better that way, docs/results.md, Issue 12) and for a narration that ran out
-of its budget before its answer (a small model's repetitions, mostly), which would otherwise predict
-nothing; the looping narration is left out of that request (it makes the answer worse).
+``ANSWER_TOKENS``. The pipeline does so when ``RunSettings.narrate`` is off (the quicker option) and
+for a narration that ran out of its budget before its answer (a small model's repetitions, mostly),
+which would otherwise predict nothing; the looping narration is left out of that request (it makes
+the answer worse, docs/results.md#simulation).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def forced_answer(narration: str, call: str | None, cut: bool) -> tuple[str, str
     """How to ask for the answer a narration ended without: (the assistant turn to send, what the
     reply shows between the narration and the answer). A narration the token budget cut loops, so
     the answer is asked at once, without it; one that stopped is whole but for its answer, so the
-    reply goes on from it (docs/results.md, Issue 12, sections 11 and 27)."""
+    reply goes on from it (docs/results.md#simulation)."""
     if cut:
         prefill = answer_prefill(call)
         return prefill, "\n" + prefill
@@ -116,8 +116,9 @@ def answered(text: str, call: str | None) -> bool:
 def copied(predicted: str | None, stdin: str | None) -> str | None:
     """What a stdin program's predicted output is a copy of, when it is one, token for token:
     ``"input"`` (the program's own input, given just above the answer) or ``"example"`` (the
-    prompt's example output); None otherwise. A small model copies instead of simulating (section 30
-    of docs/results.md); a program may really print either, so the page says "may have copied"."""
+    prompt's example output); None otherwise. A small model copies instead of simulating
+    (docs/results.md#stdin-problems); a program may really print either, so the page says "may have
+    copied"."""
     if predicted is None or not predicted.split():
         return None
     if stdin and predicted.split() == stdin.split():

@@ -4,11 +4,12 @@ For stdin problems a one-shot example (a user/assistant pair before the real pro
 135M model the expected shape of the answer; call problems are asked plainly (solve-v3, below).
 Bump ``VERSION`` whenever the wording changes: it is recorded in every run's provenance.
 
-The request ends when the program does (issue 12): the messages end with the assistant turn already
+The request ends when the program does: the messages end with the assistant turn already
 opened by ``PREFILL`` (the opening fence; ``ChatClient`` asks the server to continue that message)
 and the request stops at ``STOP`` (the closing fence). vLLM leaves both out of the reply, which is
 then just the program's text; ``parse`` reads it (``parsing.extract_code`` with the prefill). Before,
-the fine-tuned model went on narrating after its code block until the token limit (docs/results.md).
+the fine-tuned model went on narrating after its code block until the token limit
+(docs/results.md#solve-replies).
 Every sender of the solve request (the pipeline, ``execsim eval mbpp`` and ``codejam``, the NLEX
 collection) uses ``messages``, ``STOP`` and ``parse`` together.
 """
@@ -37,7 +38,7 @@ STOP = ("\n```",)  # ... and the request ends at the block's closing fence
 # ... or where the code loops: vLLM's repetition detection (``SamplingParams.repetition_detection``,
 # finish_reason "repetition") ends a reply whose last 6 to 40 tokens came 8 times in a row, instead
 # of at the token budget (patterns shorter than 6 would stop a list literal such as [1, 1, 1, ...]);
-# on the default model's replies it stops only looping ones (docs/results.md, section 18)
+# on the default model's replies it stops only looping ones (docs/results.md#solve-replies)
 LOOP_STOP = {"min_pattern_size": 6, "max_pattern_size": 40, "min_count": 8}
 
 
@@ -53,9 +54,9 @@ def messages(problem: Problem, example: tuple[str, str] | None = None) -> list[d
 
     Call problems (solve-v3): one user message, the statement, the public tests as asserts and the
     function to write, with no worked example: on 50 MBPP dev problems this wording kept pass@1
-    where solve-v1's one-shot ``add`` example lost it (``bench/solve_variants.py``, docs/results.md).
-    Stdin problems keep the one-shot example: without it the base model wrote fewer programs that
-    read and print (``bench/stdin_solve.py --variants solve,no-example``, section 35). ``example``
+    where solve-v1's one-shot ``add`` example lost it (docs/results.md#solve-replies). Stdin problems
+    keep the one-shot example: without it the base model wrote fewer programs that read and print
+    (docs/results.md#stdin-problems). ``example``
     replaces that example with another (its request as ``stdin_request`` writes it, and its program):
     training data varies it so that a model learns the answer's shape, not the example's sum."""
     if problem.kind == "call":
