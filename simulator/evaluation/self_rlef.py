@@ -200,7 +200,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
         client = ctx.requester.client_for(item["id"])
         events = [
             event.to_dict()
-            async for event in pipeline_run(problem, settings, client, run_id=f"eval-{item['id']}")  # type: ignore[arg-type]
+            async for event in pipeline_run(problem, settings, client, run_id=f"eval-{item['id']}")
         ]
         summary = summarize_events(events)
         error = summary["error"]

@@ -16,7 +16,7 @@ Statuses (a closed list; scripts rely on these names):
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from simulator import SCHEMA_VERSION
 
@@ -31,7 +31,7 @@ Status = Literal[
     "killed",
     "invalid_input",
 ]
-STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
+STATUSES: tuple[str, ...] = get_args(Status)
 
 
 @dataclass

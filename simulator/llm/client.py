@@ -29,7 +29,7 @@ import json
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
@@ -95,6 +95,33 @@ class _Retryable(Exception):
     def __init__(self, error: LLMError) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+class ModelClient(Protocol):
+    """What a pipeline run asks of its model client: ``ChatClient``, or the evaluation's caching
+    client in front of one (``simulator.evaluation.requests.CachingClient``)."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def base_url(self) -> str: ...
+
+    async def model_info(self, name: str | None = None) -> ModelInfo: ...
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        n: int = 1,
+        temperature: float = 0.8,
+        top_p: float = 0.95,
+        max_tokens: int = 512,
+        stop: Sequence[str] | None = None,
+        model: str | None = None,
+        on_delta: OnDelta | None = None,
+        repetition: Mapping[str, int] | None = None,
+    ) -> ChatResult: ...
 
 
 class ChatClient:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from simulator import SCHEMA_VERSION
 
@@ -53,7 +53,7 @@ EventType = Literal[
     "run_failed",
     "run_cancelled",
 ]
-EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
+EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 FINAL_TYPES = frozenset({"run_finished", "run_failed", "run_cancelled"})
 
 

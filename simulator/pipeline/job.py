@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from simulator.llm.client import ChatClient, ChatResult, Choice, ModelInfo
+from simulator.llm.client import ChatResult, Choice, ModelClient, ModelInfo
 from simulator.llm.errors import (
     LLMError,
     LLMRejected,
@@ -93,7 +93,7 @@ class Simulated:
 class Job:
     """What the pipeline's drivers share: the client, the settings, emitting, failure handling."""
 
-    def __init__(self, settings: RunSettings, client: ChatClient, executor: Executor) -> None:
+    def __init__(self, settings: RunSettings, client: ModelClient, executor: Executor) -> None:
         self.settings = settings
         self.client = client
         self.executor = executor

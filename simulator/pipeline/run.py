@@ -28,7 +28,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from simulator.llm.client import ChatClient
+from simulator.llm.client import ModelClient
 from simulator.pipeline.events import Event
 from simulator.pipeline.executor import Executor, LocalExecutor, RealRun, program_for
 from simulator.pipeline.job import Job, RunFailure, noting_cut, since
@@ -46,7 +46,7 @@ from simulator.source import agreement_counts
 async def run(
     problem: Problem,
     settings: RunSettings,
-    client: ChatClient,
+    client: ModelClient,
     *,
     run_id: str | None = None,
     executor: Executor | None = None,
@@ -71,7 +71,7 @@ class _SolveJob(Job):
         self,
         problem: Problem,
         settings: RunSettings,
-        client: ChatClient,
+        client: ModelClient,
         executor: Executor,
         given: str | None,
     ) -> None:
@@ -88,7 +88,7 @@ class _SolveJob(Job):
         )
         if error is not None:
             raise error
-        codes = self._given() if self.given is not None else await self._solve()
+        codes = self._given(self.given) if self.given is not None else await self._solve()
         if not codes:
             raise RunFailure(
                 "no_code", f"none of the {self.settings.k} candidates contained a ```python code block"
@@ -113,9 +113,9 @@ class _SolveJob(Job):
 
     # -- 1. solve --------------------------------------------------------------------------------
 
-    def _given(self) -> dict[int, str]:
-        """The user's program as candidate 0 (no solve request)."""
-        code = self.given if (self.given or "").endswith("\n") else f"{self.given}\n"
+    def _given(self, given: str) -> dict[int, str]:
+        """The user's program (``given``) as candidate 0 (no solve request)."""
+        code = given if given.endswith("\n") else f"{given}\n"
         self.emit("candidate_done", candidate=0, text=code, code=code, parse_error=None, tokens=0,
                   finish_reason="given", given=True)  # fmt: skip
         return {0: code}

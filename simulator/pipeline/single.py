@@ -16,18 +16,19 @@ from collections.abc import AsyncIterator
 from dataclasses import asdict
 
 from simulator.execution.program import Program
-from simulator.llm.client import ChatClient
+from simulator.llm.client import ModelClient
 from simulator.pipeline.events import Event
 from simulator.pipeline.executor import Executor, LocalExecutor, run_for_real
 from simulator.pipeline.job import Job, RunFailure
 from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.stream import stream_events
+from simulator.problem import Kind
 
 
 async def simulate_program(
     program: Program,
     settings: RunSettings,
-    client: ChatClient,
+    client: ModelClient,
     *,
     run_id: str | None = None,
     executor: Executor | None = None,
@@ -46,7 +47,7 @@ class _SimulationJob(Job):
     """One "Simulate my code" run: the user's program simulated next to its real, traced run."""
 
     def __init__(
-        self, program: Program, settings: RunSettings, client: ChatClient, executor: Executor
+        self, program: Program, settings: RunSettings, client: ModelClient, executor: Executor
     ) -> None:
         super().__init__(settings, client, executor)
         self.program = program
@@ -58,7 +59,7 @@ class _SimulationJob(Job):
             raise RunFailure(
                 "invalid_program", "; ".join(problems) or "simulate needs a call or a stdin input"
             )
-        kind = "call" if program.call is not None else "stdin"
+        kind: Kind = "call" if program.call is not None else "stdin"
         record, error = await self.provenance()
         shown = {"code": program.code, "call": program.call, "stdin": program.stdin}
         self.emit("run_started", program=shown, settings=self.settings_record(), provenance=record)
@@ -75,7 +76,7 @@ class _SimulationJob(Job):
 
         started = time.monotonic()
         self.stage("execute", "started", final=True)
-        real = await run_for_real(self.executor, kind, program, predicted, nlex)  # type: ignore[arg-type]
+        real = await run_for_real(self.executor, kind, program, predicted, nlex)
         result = real.result
         assert result is not None
         trace = result.trace.to_dict() if hasattr(result.trace, "to_dict") else None

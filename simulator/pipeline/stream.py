@@ -13,26 +13,26 @@ final event. Cancellation, in all its forms, ends with exactly one ``run_cancell
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from typing import Any
 
-from simulator.pipeline.events import Event, Sequencer
+from simulator.pipeline.events import Event, EventType, Sequencer
 
 Emit = Callable[..., None]
 
 
 async def stream_events(
     run_id: str,
-    drive: Callable[[Emit], Awaitable[None]],
+    drive: Callable[[Emit], Coroutine[Any, Any, None]],
     cancel: asyncio.Event | None,
     cancelled: Callable[[], None],
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """``drive(emit)`` must emit exactly one final event, including when it is cancelled.
     ``cancelled()`` is called before the driver is cancelled on request (to record the reason)."""
     sequence = Sequencer(run_id)
-    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[EventType, dict[str, Any]]] = asyncio.Queue()
 
-    def emit(type: str, **payload: Any) -> None:
+    def emit(type: EventType, **payload: Any) -> None:
         queue.put_nowait((type, payload))
 
     driver = asyncio.create_task(drive(emit), name=f"execsim-run-{run_id}")
@@ -47,7 +47,7 @@ async def stream_events(
                 await _stop(driver)
                 yield sequence("run_cancelled", reason="the task running the pipeline was cancelled")
                 raise
-            event = sequence(type, **payload)  # type: ignore[arg-type]
+            event = sequence(type, **payload)
             yield event
             if event.is_final:
                 return
