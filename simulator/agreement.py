@@ -17,7 +17,7 @@ category (no variation: expected disagreement is zero); callers show it as "n/a"
 from __future__ import annotations
 
 import difflib
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 
 
@@ -32,7 +32,7 @@ def _pairable(units: Iterable[Sequence[Hashable | None]]) -> list[list[Hashable]
 
 def krippendorff_alpha_nominal(units: Iterable[Sequence[Hashable | None]]) -> float | None:
     """Krippendorff's alpha for nominal labels; None when undefined (see module docstring)."""
-    coincidence: Counter[tuple[Hashable, Hashable]] = Counter()
+    coincidence: defaultdict[tuple[Hashable, Hashable], float] = defaultdict(float)
     for values in _pairable(units):
         m = len(values)
         counts = Counter(values)
@@ -41,7 +41,7 @@ def krippendorff_alpha_nominal(units: Iterable[Sequence[Hashable | None]]) -> fl
                 pairs = nc * (nk - 1) if c == k else nc * nk
                 if pairs:
                     coincidence[(c, k)] += pairs / (m - 1)
-    totals: Counter[Hashable] = Counter()
+    totals: defaultdict[Hashable, float] = defaultdict(float)
     for (c, _), weight in coincidence.items():
         totals[c] += weight
     n = sum(totals.values())

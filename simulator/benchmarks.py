@@ -126,7 +126,9 @@ def from_mbpp(record: Any) -> Problem:
     asserts = record.get("test_list")
     if not isinstance(asserts, list) or not asserts:
         raise ProblemError("test_list", "must be a non-empty list of assert statements")
-    entry, tests, skipped = None, [], 0
+    entry: str | None = None
+    tests: list[dict[str, Any]] = []
+    skipped = 0
     for source in asserts:
         split = _split_assert(source) if isinstance(source, str) else None
         if split is None or (entry is not None and split[0] != entry):

@@ -205,12 +205,12 @@ def _plain_call(node: ast.expr) -> bool:
 def _test_value_assignment(stmt: ast.stmt, taken: set[str]) -> bool:
     """An assignment of a literal or a plain call whose every target is a plain name not in ``taken``."""
     if isinstance(stmt, ast.Assign):
-        targets = stmt.targets
+        targets, value = stmt.targets, stmt.value
     elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-        targets = [stmt.target]
+        targets, value = [stmt.target], stmt.value
     else:
         return False
-    if not (_plain_call(stmt.value) or _literal(stmt.value)):
+    if not (_plain_call(value) or _literal(value)):
         return False
     return all(isinstance(t, ast.Name) and t.id not in taken for t in targets)
 

@@ -24,7 +24,7 @@ from simulator.nlex.verify import Verification, verify_program
 MARKS = {"true": "✓", "false": "✗", "unverifiable": "?"}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = sub.add_parser("check", help="check an NLEX text against the program's real execution")
     _program_arguments(check)
     check.add_argument(

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import importlib
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -25,7 +26,7 @@ from simulator.llm.errors import LLMUnavailable
 from simulator.pipeline.settings import INT_RANGES
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("eval", help="evaluate the model on a benchmark")
     parser.add_argument("task", choices=sorted(TASKS), metavar="TASK", help=", ".join(sorted(TASKS)))
     parser.add_argument(
@@ -130,7 +131,7 @@ def _eval(args: argparse.Namespace) -> int:
             def progress(done: int, total: int) -> None:
                 bar.update(job, completed=done, total=total)
 
-            async def go() -> dict:
+            async def go() -> dict[str, Any]:
                 try:
                     return await run(settings, (module.load, module.evaluate), client, progress)
                 finally:
@@ -149,7 +150,7 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_candidates(args: argparse.Namespace, items: list[dict]) -> None:
+def _check_candidates(args: argparse.Namespace, items: list[dict[str, Any]]) -> None:
     """--candidates: an mbpp run's results.json with n candidates for every item evaluated."""
     from simulator.benchmarks import from_mbpp
     from simulator.evaluation.harness import convert_items

@@ -17,17 +17,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from simulator.cli import EXIT_FAILED, EXIT_OK, EXIT_SANDBOX, UsageError
 from simulator.execution.program import Program, call_from_input
 from simulator.execution.result import ExecutionResult
-from simulator.execution.trace import DEFAULT_MAX_STEPS
+from simulator.execution.trace import DEFAULT_MAX_STEPS, Trace
 from simulator.source import load_json, parse_python
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = sub.add_parser("run", help="run one program in the sandbox")
     _program_arguments(run)
     run.add_argument("--json", action="store_true", help="print one JSON record")
@@ -173,7 +174,7 @@ def _trace(args: argparse.Namespace) -> int:
     if args.max_steps < 1:
         raise UsageError("--max-steps must be at least 1")
     program = _program_from_args(args)
-    narrate = None
+    narrate: Callable[[Trace, Program], str] | None = None
     if args.nlex:
         try:
             from simulator.nlex.narrator import narrate
@@ -230,8 +231,8 @@ def _batch(args: argparse.Namespace) -> int:
     for (index, task_id, _), result in zip(programs, results, strict=True):
         records[index] = result.to_record(id=task_id)
     out = sys.stdout
-    for record in records:
-        out.write(json.dumps(record) + "\n")
+    for entry in records:
+        out.write(json.dumps(entry) + "\n")
     out.flush()
     return EXIT_OK
 

@@ -23,10 +23,11 @@ from rich.console import Console
 from simulator import config
 from simulator.cli import EXIT_FAILED, UsageError
 from simulator.llm import default_model
+from simulator.llm.model_folder import PrepareError
 from simulator.llm.server import DEFAULT_MAX_MODEL_LEN, ModelServer, ServerError, install_commands
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("model", help="prepare and serve the default model")
     model_sub = parser.add_subparsers(dest="model_command", required=True, metavar="ACTION")
 
@@ -74,7 +75,7 @@ def _prepare(args: argparse.Namespace) -> int:
         raise UsageError(f"--gguf {args.gguf}: no such file")
     try:
         model = _prepare_default(console, gguf=args.gguf, force=args.force)
-    except default_model.PrepareError as exc:
+    except PrepareError as exc:
         console.print(f"[red]prepare failed:[/] {exc}")
         return EXIT_FAILED
     base = model.base
@@ -126,7 +127,7 @@ def _serve(args: argparse.Namespace) -> int:
         try:
             # --lora adapters were trained on the base, so they are served on it, not on the merge
             prepared = _prepare_default(console, base_only=bool(loras))
-        except default_model.PrepareError as exc:
+        except PrepareError as exc:
             console.print(f"[red]could not prepare the default model:[/] {exc}")
             return EXIT_FAILED
         model, name = prepared.path, args.name or prepared.name

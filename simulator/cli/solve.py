@@ -42,7 +42,7 @@ from simulator.problem import Problem, ProblemError
 from simulator.source import load_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     solve = sub.add_parser("solve", help="solve a problem: k candidates, simulate, select, repair")
     solve.add_argument("problem", type=Path, help="The problem's JSON file (docs/problem-format.md).")
     solve.add_argument(

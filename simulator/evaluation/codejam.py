@@ -57,7 +57,7 @@ async def evaluate(items: list[dict[str, Any]], ctx: Context) -> TaskResult:
 
     async def one(entry: tuple[int, dict[str, Any], Problem]) -> dict[str, Any]:
         _, record, problem = entry
-        item = {"id": str(record["id"]), "name": record.get("name"), "error": None}
+        item: dict[str, Any] = {"id": str(record["id"]), "name": record.get("name"), "error": None}
         try:
             reply = await ctx.requester.chat(item["id"], solve.messages(problem), params)
             texts = reply.texts

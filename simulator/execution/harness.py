@@ -20,7 +20,7 @@ import io
 import sys
 import time
 import traceback
-from typing import Any
+from typing import Any, TextIO
 
 from simulator.execution.trace import DEFAULT_MAX_STEPS, StepStream
 from simulator.execution.tracer import Tracer, safe_repr
@@ -33,7 +33,7 @@ MAX_MESSAGE = 2_000
 class _TracedStdout(io.TextIOBase):
     """A stdout that forwards writes and tells the tracer what was printed at the current step."""
 
-    def __init__(self, target: io.TextIOBase, tracer: Tracer) -> None:
+    def __init__(self, target: TextIO, tracer: Tracer) -> None:
         self._target = target
         self._tracer = tracer
 
@@ -48,7 +48,7 @@ class _TracedStdout(io.TextIOBase):
         return True
 
     @property
-    def encoding(self) -> str:  # type: ignore[override]
+    def encoding(self) -> str:  # type: ignore[override]  # the target's, read-only
         return self._target.encoding
 
 
@@ -101,7 +101,7 @@ def execute(
     if trace:
         tracer = Tracer(filename=PROGRAM_FILE, max_steps=max_steps, source=code, stream=stream)
     if tracer is not None:
-        sys.stdout = _TracedStdout(sys.stdout, tracer)  # type: ignore[assignment]
+        sys.stdout = _TracedStdout(sys.stdout, tracer)
     shape = (
         "call"
         if program.get("call") is not None
@@ -152,9 +152,9 @@ def execute(
         record["exception"] = _exception_info(exc)
     finally:
         record["duration_s"] = time.perf_counter() - started
-        for stream in (sys.stdout, sys.stderr):
+        for std in (sys.stdout, sys.stderr):
             try:  # noqa: SIM105  (contextlib.suppress costs a class instance and two calls, in every child)
-                stream.flush()
+                std.flush()
             except Exception:  # the program closed or replaced it
                 pass
     return record

@@ -59,10 +59,11 @@ class _Worker:
             env=_host_env(),
             bufsize=0,
         )
-        self.info = self._receive(START_TIMEOUT_S)
-        if not self.info or not self.info.get("ready"):
+        info = self._receive(START_TIMEOUT_S)
+        if not info or not info.get("ready"):
             self.close()
             raise SandboxError(f"the sandbox did not start: {self.log_text() or 'no message'}")
+        self.info: dict[str, Any] = info
 
     def _receive(self, timeout: float) -> dict[str, Any] | None:
         """The next JSON message, or None if the worker died or stayed silent for ``timeout`` seconds."""
@@ -77,7 +78,7 @@ class _Worker:
         return self._read_exact(int.from_bytes(header, "big"), deadline)
 
     def _read_exact(self, size: int, deadline: float) -> bytes | None:
-        fd = self.process.stdout.fileno()  # type: ignore[union-attr]
+        fd = self.process.stdout.fileno()  # type: ignore[union-attr]  # a PIPE: not None
         chunks: list[bytes] = []
         while size > 0:
             left = deadline - time.monotonic()
@@ -95,7 +96,7 @@ class _Worker:
     def ask(self, request: dict[str, Any], timeout: float) -> bytes | None:
         """Send one request; its report (worker.encode_report), or None if the worker died or stalled."""
         try:
-            write_message(self.process.stdin, request)  # type: ignore[arg-type]
+            write_message(self.process.stdin, request)  # type: ignore[arg-type]  # a PIPE: not None
         except (BrokenPipeError, OSError):
             return None
         return self._receive_bytes(timeout)
@@ -108,7 +109,7 @@ class _Worker:
     def close(self) -> None:
         for stream in (self.process.stdin, self.process.stdout):
             with contextlib.suppress(OSError):
-                stream.close()  # type: ignore[union-attr]
+                stream.close()  # type: ignore[union-attr]  # PIPEs: not None
         try:
             self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
@@ -268,7 +269,7 @@ class Pool:
         with ThreadPoolExecutor(max_workers=min(self.workers, max(1, len(items)))) as executor:
             for future in [executor.submit(one, i) for i in range(len(items))]:
                 future.result()
-        return results  # type: ignore[return-value]
+        return results  # type: ignore[return-value]  # each one set (or future.result() raised)
 
 
 def _program_dict(program: Program) -> dict[str, Any]:

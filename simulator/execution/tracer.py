@@ -96,9 +96,7 @@ def safe_repr(obj: Any, limit: int = DEFAULT_MAX_REPR) -> str:
         if type(obj) in (list, tuple, dict, set, frozenset, str, bytes) and len(obj) > _BIG:
             text = f"<{type(obj).__name__} of length {len(obj)}>"
         else:
-            text = repr(obj)
-        if not isinstance(text, str):
-            text = f"<{type(obj).__name__} object>"
+            text = repr(obj)  # always a str: repr() raises TypeError for a __repr__ that returns another type
     except Exception as exc:  # a user __repr__ that raises must not break the traced program
         text = f"<{type(obj).__name__} object; repr raised {type(exc).__name__}>"
     if "at 0x" in text:
@@ -365,7 +363,7 @@ class Tracer:
             self._pending_stdout = []
         step = Step(
             index=len(self.steps),
-            event=event,  # type: ignore[arg-type]
+            event=event,  # type: ignore[arg-type]  # sys.settrace's str: one of the four here
             function=frame.f_code.co_name,
             line=frame.f_lineno,
             depth=state[1],

@@ -98,7 +98,8 @@ def read_message(stream: BinaryIO) -> dict[str, Any] | None:
     data = stream.read(size)
     if len(data) < size:
         return None
-    return json.loads(data)
+    message: dict[str, Any] = json.loads(data)
+    return message
 
 
 class _Capture:

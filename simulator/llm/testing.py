@@ -70,7 +70,7 @@ class FakeModelServer:
     # -- the protocol, independent of how it is served -------------------------------------------
 
     def models_body(self) -> dict[str, Any]:
-        entry = {
+        entry: dict[str, Any] = {
             "id": self.model,
             "object": "model",
             "owned_by": "test-double",

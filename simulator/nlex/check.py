@@ -382,7 +382,7 @@ def _undefined_names(expression: str, source: str) -> list[str]:
     except SyntaxError:
         return []
     defined = set(dir(builtins))
-    for node in program.body:  # type: ignore[attr-defined]
+    for node in program.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             defined.add(node.name)
         elif isinstance(node, ast.Import | ast.ImportFrom):

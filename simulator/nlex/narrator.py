@@ -106,6 +106,7 @@ class _Narrator:
         self.source = program.code.split("\n")
         self.loops: dict[int, tuple[int, int]] = {}
         self.branches: dict[int, tuple[int, int]] = {}
+        self.objects: Objects
         if shared is not None:
             self.loops, self.branches, self.objects = shared.loops, shared.branches, shared.objects
         else:

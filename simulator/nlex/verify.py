@@ -252,7 +252,7 @@ def _answer(claim: Claim | None, verdicts: list[ClaimVerdict], program: Program)
         problem = unusable_call_answer(claimed, program.call)
         if problem and "raises" not in claimed:
             return AnswerCheck("missing", claimed or None, verdict.actual, reason=problem, **where)
-    return AnswerCheck(verdict.verdict, claimed, verdict.actual, reason=verdict.reason, **where)  # type: ignore[arg-type]
+    return AnswerCheck(verdict.verdict, claimed, verdict.actual, reason=verdict.reason, **where)
 
 
 def _claim_check(verdict: ClaimVerdict, trace: Trace) -> ClaimCheck:

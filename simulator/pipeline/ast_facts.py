@@ -52,6 +52,7 @@ _BRANCHING = (
 def signature_of(args: ast.arguments) -> inspect.Signature:
     """The parameters of a ``def`` as ``inspect`` sees them (defaults stand in by a marker)."""
     kind = inspect.Parameter
+    positional: list[tuple[ast.arg, inspect._ParameterKind]]
     positional = [(a, kind.POSITIONAL_ONLY) for a in args.posonlyargs]
     positional += [(a, kind.POSITIONAL_OR_KEYWORD) for a in args.args]
     first_default = len(positional) - len(args.defaults)
@@ -265,7 +266,8 @@ def _evaluated(stmt: ast.stmt) -> list[ast.Name]:
     """The names a simple statement loads when it runs, in source order: not inside a lambda or a
     generator expression (they run later, if at all), nor in the body of a ``def`` or ``class``
     (their decorators, defaults and bases do run), nor in annotations."""
-    names, stack = [], [stmt]
+    names: list[ast.Name] = []
+    stack: list[ast.AST] = [stmt]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Lambda | ast.GeneratorExp):
