@@ -1,5 +1,5 @@
 """Project-wide rules: the imports follow the layering rule (import-linter's contracts in
-pyproject.toml), and the code passes ruff."""
+pyproject.toml), the code passes ruff, and the core passes mypy ([tool.mypy] in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,13 @@ def test_the_code_passes_ruff() -> None:
         [_tool("ruff"), "check", "--quiet", str(REPO)], capture_output=True, text=True, cwd=REPO
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_core_passes_mypy() -> None:
+    """``mypy`` checks the files of pyproject.toml's [tool.mypy] (the core, simulator/) under its rules:
+    strict, with the optional heavy dependencies read as Any. Its cache (.mypy_cache/) keeps reruns quick."""
+    done = subprocess.run([_tool("mypy")], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
 
 
 def test_importing_the_core_loads_no_framework_at_run_time() -> None:
