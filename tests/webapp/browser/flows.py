@@ -50,16 +50,15 @@ def solve(
     turns: int = 1,
     real: bool = False,
     max_tokens: int | None = None,
-    repair: str | None = None,
+    narrate: bool | None = None,
 ) -> str:
-    """Submit the Solve form on the problem page (``repair``: the Repair mode, None leaves the
-    form's default); returns the run page's URL."""
+    """Submit the Solve form on the problem page (``narrate``: None leaves the form's default, on);
+    returns the run page's URL."""
     page.locator('[data-testid="more-settings"]').evaluate("details => { details.open = true; }")
     page.fill("#id_k", str(k))
     page.fill("#id_turns", str(turns))
-    if repair is not None:
-        page.select_option("#id_repair", repair)
-    page.fill("#id_sims", "1")
+    if narrate is not None:
+        page.set_checked("#id_narrate", narrate)
     page.fill("#id_seed", "7")
     if max_tokens is not None:
         page.fill("#id_max_tokens", str(max_tokens))

@@ -248,7 +248,7 @@ def add_one_script(
     solve: list[str] | None = None,
     simulate: Callable[[str, str], str] | None = None,
     preamble: str = "",
-    repair: Sequence[str] = ("```#SUBMIT```",),
+    repair: Sequence[str] = ("No change.",),
 ) -> PipelineScript:
     """k=2 replies [right, wrong] by default (each starting with ``preamble`` as a comment in the code,
     to make streaming take a while with a delayed server: the solve request prefills the code fence and

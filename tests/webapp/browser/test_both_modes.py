@@ -32,12 +32,13 @@ from tests.webapp.browser.flows import (
     wait_text,
     wait_until,
 )
-from tests.webapp.browser.support import RIGHT, SLOW_PREAMBLE, add_one_script, add_one_value, nlex
+from tests.webapp.browser.support import RIGHT, SLOW_PREAMBLE, WRONG, add_one_script, add_one_value, nlex
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 FIX = "```python\ndef add_one(x):\n    return 1 + x\n```"  # a repair that changes the program
-NO_PROGRAM = "I would leave the program as it is."  # a repair reply with neither a program nor #SUBMIT
+NO_PROGRAM = "I would leave the program as it is."  # a repair reply without a program
+MISNAMED = "```python\ndef add_two(x):\n    return x + 1\n```"  # never defines add_one: known to fail
 PRIVATE_WRONG = "```python\ndef add_one(x):\n    if x < 0:\n        return None\n    return x + 1\n```"
 RAISES = "```python\ndef add_one(x):\n    y = None\n    return x + y\n```"
 
@@ -69,7 +70,9 @@ def _assert_clean(page: Any) -> None:
 
 
 def test_a_run_streams_says_what_each_repair_turn_did_and_the_header_counts_it(site, fake_model, page_for):
-    fake_model.responder = add_one_script(preamble=SLOW_PREAMBLE, repair=[FIX, NO_PROGRAM])
+    fake_model.responder = add_one_script(
+        solve=[WRONG, MISNAMED], preamble=SLOW_PREAMBLE, repair=[NO_PROGRAM, FIX]
+    )
     fake_model.delay_s = 0.03
     page = page_for(site)
     sign_up(page, site, "dora")
@@ -81,7 +84,7 @@ def test_a_run_streams_says_what_each_repair_turn_did_and_the_header_counts_it(s
     _shot(site, page, "problem-list")
 
     page.goto(problem_url)
-    run_url = solve(page, k=2, turns=3, repair="model")  # the model's free replies decide each turn
+    run_url = solve(page, k=2, turns=3)  # narrated (the default), sampled: a turn without a fix asks again
     wait_text(page, "#cand-1-text", min_chars=40)
     assert page.locator('[data-testid="run-status"]').get_attribute("data-status") in ("queued", "running")
     wait_until(page, "/\\d+ queued/.test(document.getElementById('model-status').textContent)")
@@ -99,24 +102,25 @@ def test_a_run_streams_says_what_each_repair_turn_did_and_the_header_counts_it(s
     assert [
         matrix.locator(f"#verdict-{c}-{t}").get_attribute("data-match") for c, t in ((0, 0), (0, 1), (1, 0))
     ] == [
-        "true",
-        "true",
+        "false",
+        "false",
         "false",
     ]
     assert "…" not in matrix.inner_text()  # every cell filled in
+    # a tie at no match: the misnamed program is known to fail, so the other is picked
     assert page.locator('[data-testid="selected-candidate"]').inner_text() == "0"
-    # Each repair turn says, live, what happened: a fix (its diff), a reply without a program, a turn
-    # never asked and why; no "…" left waiting for a simulation that will not come.
-    assert "Diff against the previous program" in page.locator("#repair-1-body").inner_text()
-    assert "1 + x" in page.locator("#repair-1-body").inner_text()
-    no_program = page.locator('#repair-2-body [data-testid="repair-no-program"]')
+    # Each repair turn says, live, what happened: a turn whose replies hold no program (asked again:
+    # sampled), a fix (its diff), a program submitted without asking; no "…" left waiting for a
+    # simulation that will not come.
+    no_program = page.locator('#repair-1-body [data-testid="repair-no-program"]')
     assert no_program.is_visible() and no_program.inner_text().startswith("No program in the reply")
     assert "the program stays as it was" in no_program.inner_text()
-    skipped = page.locator('#repair-3-body [data-testid="repair-skipped"]')
-    assert skipped.is_visible()
-    assert skipped.inner_text() == "Not asked: turn 2 gave no program, so the repair stopped there."
+    assert "Diff against the previous program" in page.locator("#repair-2-body").inner_text()
+    assert "1 + x" in page.locator("#repair-2-body").inner_text()
+    submitted = page.locator('#repair-3-body [data-testid="repair-submitted-unasked"]')
+    assert submitted.is_visible() and "without asking the model" in submitted.inner_text()
     assert page.evaluate(PENDING_SHOWN) == []
-    assert "return 1 + x" in page.locator('[data-testid="final-code"]').inner_text()  # turn 1's program
+    assert "return 1 + x" in page.locator('[data-testid="final-code"]').inner_text()  # turn 2's program
     assert page.locator('[data-testid="cancel-run"]').count() == 0
     _shot(site, page, "run-finished")
 
@@ -125,7 +129,7 @@ def test_a_run_streams_says_what_each_repair_turn_did_and_the_header_counts_it(s
     page.click('[data-testid="run-real"]')
     page.wait_for_selector('[data-testid="real-summary"]', timeout=60_000)
     live = _row_ids(page)
-    assert live == _in_page_order("0", "0-t1", "1")
+    assert live == _in_page_order("0", "0-t2", "1")
     assert (
         page.locator('[data-testid="final-judgement"]').inner_text() == "Accepted 3/3 (2 public, 1 private)"
     )
@@ -135,8 +139,8 @@ def test_a_run_streams_says_what_each_repair_turn_did_and_the_header_counts_it(s
     live_cells = cells.all_inner_texts()
     assert len(live_cells) >= 4 and all("really:" in c for c in live_cells)
     assert "expected 2" in page.locator("#verdict-0-0").inner_text()
-    assert "really: 2 (ok, passes)" in page.locator("#verdict-0-0").inner_text()
-    assert "really: 2 (ok, passes)" in page.locator("#rverdict-1-0").inner_text()
+    assert "really: 3 (ok, fails)" in page.locator("#verdict-0-0").inner_text()
+    assert "really: 2 (ok, passes)" in page.locator("#rverdict-2-0").inner_text()
     assert page.locator('[data-testid="run-real-pending"]').count() == 0
     assert not any("for real" in m for m in page.locator('[data-testid="messages"]').all_inner_texts())
     page.reload()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.webapp.browser.flows import solve, wait_finished, wait_status, wait_text
-from tests.webapp.browser.support import RIGHT, SLOW_PREAMBLE, add_one_script, add_one_value, nlex
+from tests.webapp.browser.flows import solve, wait_finished, wait_status, wait_text, wait_until
+from tests.webapp.browser.support import RIGHT, SLOW_PREAMBLE, WRONG, add_one_script, add_one_value, nlex
 from webapp.runs.models import Candidate, Run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -97,3 +97,47 @@ def test_a_reply_cut_by_its_token_budget_is_flagged(fake_site, fake_model, page_
     assert "used its whole token budget" in flag.inner_text() and "parsed all the same" in flag.inner_text()
     assert page.locator('#cand-0-code [data-testid="candidate-budget"]').count() == 0
     assert page.errors == [] and page.console_errors == []
+
+
+def test_a_run_with_the_defaults_streams_nlex_checked_claim_by_claim_and_queues_narrations(
+    fake_site, fake_model, page_for, alice, problem, annotator_user
+):
+    """The product's own experience with nothing changed in the form: each simulation streams in as the
+    model's narration of the run (NLEX), then its claims are checked against the real run; the finished
+    run's narrations reach the annotation queue."""
+    from webapp.annotation.models import AnnotationItem
+
+    thought = "Line 1: add_one is called with x = {x}. Line 2: x + 1 is {value}, which it returns."
+
+    def narrated(code: str, call: str) -> str:
+        x = call[len("add_one(") : -1]
+        value = add_one_value(code, call)
+        return nlex(call, value, thought=thought.format(x=x, value=value) + " " + SLOW_PREAMBLE)
+
+    fake_model.responder = add_one_script(solve=[RIGHT, WRONG, RIGHT, WRONG], simulate=narrated)  # k=4
+    fake_model.delay_s = 0.02  # a few seconds of streaming per simulation
+    page = page_for(fake_site, alice)
+    _problem_page(page, fake_site, problem)
+    assert page.locator("#id_narrate").is_checked()  # the default
+    page.click('[data-testid="solve-submit"]')  # nothing changed in the form
+    page.wait_for_url("**/runs/*/")
+
+    live = wait_text(page, "#sim-0-0-0-text", min_chars=20)  # streaming: the narration so far
+    assert "Line 1: add_one is called" in live or live.startswith("[THOUGHT]")
+    assert "simulated execution (NLEX)" in page.locator("#sim-0-0-0").inner_text()
+    wait_finished(page)
+    text = page.locator("#sim-0-0-0-text")
+    assert "x + 1 is 2, which it returns" in text.inner_text()
+    claims = text.locator('[data-testid="claim"]')
+    wait_until(page, "document.querySelectorAll('#sim-0-0-0-text [data-testid=claim]').length > 0")
+    assert "true" in {claims.nth(i).get_attribute("data-verdict") for i in range(claims.count())}
+
+    run = Run.objects.get()
+    assert run.settings["narrate"] is True
+    items = AnnotationItem.objects.filter(simulation__run=run)
+    assert items.exists() and all(item.narrated for item in items)
+    annotator = page_for(fake_site, annotator_user)
+    annotator.goto(f"{fake_site}/annotation/")
+    rows = annotator.locator('[data-testid="queue-item"]').all_inner_texts()
+    assert rows and all("narration" in row for row in rows)
+    assert page.errors == [] and annotator.errors == []
