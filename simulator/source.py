@@ -159,7 +159,7 @@ def same_program(first: str, second: str, kind: str) -> bool:
 
 def agreement_counts(programs: Sequence[str], kind: str) -> list[int]:
     """For each of ``programs``, how many of them are the same program (``same_program``, itself
-    included): the self-consistency of code that breaks Best@k's ties (``RunSettings.ties``), counted
+    included): the self-consistency of code that breaks Best@k's ties (``selection.best_of``), counted
     one way by the pipeline and by ``eval mbpp``, which measures it."""
     return [sum(same_program(program, other, kind) for other in programs) for program in programs]
 

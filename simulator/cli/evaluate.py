@@ -30,49 +30,49 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("eval", help="evaluate the model on a benchmark")
     parser.add_argument("task", choices=sorted(TASKS), metavar="TASK", help=", ".join(sorted(TASKS)))
     parser.add_argument(
-        "--data", type=Path, required=True, help="The benchmark file to read (the shared/benchmarks formats)."
+        "--data", type=Path, required=True, help="the benchmark file to read (the shared/benchmarks formats)"
     )
-    parser.add_argument("--limit", type=int, help="Evaluate only the first N items.")
-    parser.add_argument("--n", type=int, default=1, help="Samples per item (default 1).")
-    parser.add_argument("--k", type=int, default=1, help="Also report pass@k and Best@k, for k <= n.")
+    parser.add_argument("--limit", type=int, help="evaluate only the first N items")
+    parser.add_argument("--n", type=int, default=1, help="samples per item (default 1)")
+    parser.add_argument("--k", type=int, default=1, help="also report pass@k and Best@k, for k <= n")
     parser.add_argument(
         "--prompt",
         choices=cruxeval.PROMPTS,
         default="direct",
-        help="How a program's output is asked for: direct, nlex, or the app's own simulate request, "
-        "narrated (simulate) or answered at once (simulate-answer).",
+        help="how a program's output is asked for: direct, nlex, or the app's own simulate request, "
+        "narrated (simulate) or answered at once (simulate-answer)",
     )
     parser.add_argument(
-        "--temperature", type=float, help="Sampling temperature (default 0 for --n 1, else 0.8)."
+        "--temperature", type=float, help="sampling temperature (default 0 for --n 1, else 0.8)"
     )
-    parser.add_argument("--concurrency", type=int, default=8, help="Requests in flight at most (default 8).")
-    parser.add_argument("--seed", type=int, default=0, help="Seed of the tie-breaking draws (default 0).")
+    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight at most (default 8)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the tie-breaking draws (default 0)")
     parser.add_argument(
-        "--turns", type=int, default=2, help="self-rlef: repair turns after the first program (default 2)."
+        "--turns", type=int, default=2, help="self-rlef: repair turns after the first program (default 2)"
     )
     parser.add_argument(
         "--candidates",
         type=Path,
         metavar="RESULTS",
         help="mbpp: judge the candidates of an earlier run's results.json instead of writing new ones, "
-        "to compare two models' judges on the same programs.",
+        "to compare two models' judges on the same programs",
     )
-    parser.add_argument("--out", type=Path, help="Where to write the results (default ./out/eval-TASK).")
+    parser.add_argument("--out", type=Path, help="where to write the results (default ./out/eval-TASK)")
     parser.set_defaults(handler=_eval)
 
     diff = sub.add_parser(
         "eval-diff", help="paired difference of two evaluations of the same items (B minus A)"
     )
     diff.add_argument(
-        "a", type=Path, metavar="A", help="The reference run's results.json (e.g. the base model's)."
+        "a", type=Path, metavar="A", help="the reference run's results.json (e.g. the base model's)"
     )
-    diff.add_argument("b", type=Path, metavar="B", help="The results.json of the run compared with it.")
+    diff.add_argument("b", type=Path, metavar="B", help="the results.json of the run compared with it")
     diff.add_argument(
         "--measure",
         metavar="WAY",
-        help="mbpp: compare a way of picking (sim, paper, oracle or random) instead of pass@1.",
+        help="mbpp: compare a way of picking (sim, paper, oracle or random) instead of pass@1",
     )
-    diff.add_argument("--json", action="store_true", help="Print the comparison as one JSON object.")
+    diff.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
     diff.set_defaults(handler=_eval_diff)
 
 

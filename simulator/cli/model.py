@@ -53,8 +53,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve.add_argument(
         "--name", help="served model name (default: the default model's, or the --checkpoint folder's)"
     )
-    serve.add_argument("--port", type=int, default=config.DEFAULT_MODEL_PORT)
-    serve.add_argument("--max-model-len", type=int, default=DEFAULT_MAX_MODEL_LEN)
+    serve.add_argument(
+        "--port", type=int, default=config.DEFAULT_MODEL_PORT, help="port to serve on (default %(default)s)"
+    )
+    serve.add_argument(
+        "--max-model-len",
+        type=int,
+        default=DEFAULT_MAX_MODEL_LEN,
+        help="the longest prompt and reply together, in tokens (default %(default)s)",
+    )
     serve.add_argument(
         "--no-eager",
         dest="eager",

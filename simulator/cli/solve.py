@@ -44,57 +44,57 @@ from simulator.source import load_json
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     solve = sub.add_parser("solve", help="solve a problem: k candidates, simulate, select, repair")
-    solve.add_argument("problem", type=Path, help="The problem's JSON file (docs/problem-format.md).")
+    solve.add_argument("problem", type=Path, help="the problem's JSON file (docs/problem-format.md)")
     solve.add_argument(
         "--k",
         type=int,
         default=RunSettings.k,
-        help="How many candidate programs to write (default %(default)s).",
+        help="how many candidate programs to write (default %(default)s)",
     )
     solve.add_argument(
         "--turns",
         type=int,
         default=RunSettings.turns,
-        help="Repair turns at most (default %(default)s: repair does not yet raise the hidden-test "
-        "score, docs/results.md#repair).",
+        help="repair turns at most (default %(default)s: repair does not yet raise the hidden-test "
+        "score, docs/results.md#repair)",
     )
     solve.add_argument(
         "--answer-only",
         dest="narrate",
         action="store_false",
-        help="Quicker: the model states each output at once instead of narrating the run (NLEX).",
+        help="quicker: the model states each output at once instead of narrating the run (NLEX)",
     )
     solve.add_argument(
         "--oracle",
         action="store_true",
-        help="Pick and repair by running the public tests instead of simulating.",
+        help="pick and repair by running the public tests instead of simulating",
     )
     solve.add_argument(
         "--real",
         action="store_true",
-        help="Also run the programs for real and show where each simulation first went wrong.",
+        help="also run the programs for real and show where each simulation first went wrong",
     )
     solve.add_argument(
-        "--seed", type=int, default=None, help="Seed of the tie-breaking draw (default: drawn and recorded)."
+        "--seed", type=int, default=None, help="seed of the tie-breaking draw (default: drawn and recorded)"
     )
     solve.add_argument(
         "--temperature",
         type=float,
         default=RunSettings.temperature,
-        help="How varied the candidates are (default %(default)s).",
+        help="how varied the candidates are (default %(default)s)",
     )
     solve.add_argument(
         "--top-p",
         type=float,
         default=RunSettings.top_p,
-        help="Nucleus sampling of the candidates (default %(default)s).",
+        help="nucleus sampling of the candidates (default %(default)s)",
     )
     _reply_arguments(solve)
     solve.add_argument(
         "--concurrency",
         type=int,
         default=RunSettings.concurrency,
-        help="Model requests in flight at most (default %(default)s).",
+        help="model requests in flight at most (default %(default)s)",
     )
     solve.set_defaults(handler=_solve)
 
@@ -111,10 +111,10 @@ def _reply_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-tokens",
         type=int,
         default=RunSettings.max_tokens,
-        help="The longest reply the model may write, in tokens (default %(default)s).",
+        help="the longest reply the model may write, in tokens (default %(default)s)",
     )
-    parser.add_argument("--model", default=None, help="The model to ask (default: EXECSIM_MODEL_NAME).")
-    parser.add_argument("--json", action="store_true", help="Print one JSON event per line.")
+    parser.add_argument("--model", default=None, help="the model to ask (default: EXECSIM_MODEL_NAME)")
+    parser.add_argument("--json", action="store_true", help="print one JSON event per line")
 
 
 # -- solve ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ turn t the program after t repairs:
 - ``simulation_done``   {candidate, test, turn, sample, text, predicted, parse_error, tokens, cut, forced}
 - ``verdict``           {candidate, test, turn, expected, source: simulated|real|checked, simulated,
                          match, reason?, votes?, real?}
-- ``selected``          {candidate, scores, tied, broken_by, seed, reason[, agreement, likelihoods]}
+- ``selected``          {candidate, scores, tied, broken_by, seed, reason[, agreement]}
 - ``repair_delta``      {turn, text}
 - ``repair_turn``       {turn, submitted, code, text, feedback, parse_error, decided_by[, fix, replies]}
 - ``repair_rejected``   {turn, matched, attempt_matched, public_tests, judged_by}  (guided repair: the

@@ -203,7 +203,7 @@ def extract_code(text: str, prefill: str = "") -> CodeParse:
 
 def _fenced_blocks(text: str) -> Iterator[tuple[str, str, bool]]:
     """(language, body, closed) for each block opened by a line of just ```lang; inline fences such
-    as ```#SUBMIT``` are not blocks."""
+    as ```#note``` are not blocks."""
     lines = text.split("\n")
     i = 0
     while i < len(lines):

@@ -46,7 +46,7 @@ def register(stages: argparse._SubParsersAction) -> None:
         choices=(*NARRATIONS, "none"),
         default="full",
         help="how simulate answers narrate the run (docs/nlex.md), or none to answer at once "
-        "as the app asks by default",
+        "as the app's quicker option asks",
     )
     add(
         "--max-completion-chars",

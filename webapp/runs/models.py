@@ -227,9 +227,10 @@ class Run(models.Model):
             by_test.setdefault(sim.test, []).append(sim)  # ordered by sample (the model's ordering)
         return {
             test: next(
-                (s for s in sims if s.predicted is not None and s.predicted == winners.get(test)), sims[0]
+                (s for s in samples if s.predicted is not None and s.predicted == winners.get(test)),
+                samples[0],
             ).text
-            for test, sims in by_test.items()
+            for test, samples in by_test.items()
         }
 
     def program_of(self, candidate: int, test: int, turn: int = 0) -> Program:

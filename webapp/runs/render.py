@@ -205,13 +205,13 @@ def _checked_texts(run: Run, candidate: int, turn: int, test: int, real: dict[st
     ``really``): their NLEX again, the claims coloured (``simulation_text.html``; the other samples'
     texts stay as they are)."""
     real = real or {}
-    sims = Simulation.objects.filter(run=run, candidate=candidate, turn=turn, test=test, done=True)
+    simulations = Simulation.objects.filter(run=run, candidate=candidate, turn=turn, test=test, done=True)
     context = {"run": run, "real": real, "link": explorer_link(run.id, candidate, turn, test)}
     return [
         _for_viewer(
             "simulation_text.html", {**context, "sim": sim, "dom": sim_dom(candidate, test, sim.sample, turn)}
         )
-        for sim in sims
+        for sim in simulations
         if claims_in(sim.text, real.get("verification"))
     ]
 
