@@ -68,8 +68,8 @@ def marked_html(
 
 def claims_in(text: str, verification: dict[str, Any] | None) -> list[ClaimCheck]:
     """The claims of a stored verification (``Verification.to_dict()``) when it checked this very
-    ``text`` (every claim's offsets hold its words); none for another text, such as a sample whose
-    prediction lost the vote, whose offsets would mark the wrong words."""
+    ``text`` (every claim's offsets hold its words); none for another text, such as another sample
+    of a run made when several were sampled, whose offsets would mark the wrong words."""
     if not verification or not verification.get("claims"):
         return []
     claims = list(Verification.from_dict(verification).claims)

@@ -14,7 +14,7 @@ turn t the program after t repairs:
 - ``simulation_delta``  {candidate, test, turn, sample, text}   streamed NLEX
 - ``simulation_done``   {candidate, test, turn, sample, text, predicted, parse_error, tokens, cut, forced}
 - ``verdict``           {candidate, test, turn, expected, source: simulated|real|checked, simulated,
-                         match, reason?, votes?, real?}
+                         match, reason?, real?}
 - ``selected``          {candidate, scores, tied, broken_by, seed, reason[, agreement]}
 - ``repair_delta``      {turn, text}
 - ``repair_turn``       {turn, submitted, code, text, feedback, parse_error, decided_by[, fix, replies]}

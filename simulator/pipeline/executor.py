@@ -1,6 +1,6 @@
 """The seam between the pipeline and real execution, and the one "run it for real, compare, check the
 simulation" step that every stage uses (the simulate stage with ``real``, the final execution, "Run
-for real" afterwards, "Simulate my code", the Self-RLEF evaluation).
+for real" afterwards, "Simulate my code").
 
 ``LocalExecutor`` runs programs with ``simulator.execution.run`` (sandboxed, in a worker thread so the
 event loop keeps streaming) and verifies NLEX texts with ``simulator.nlex.verify``. Unit tests pass a

@@ -4,8 +4,9 @@ of a program on one input, and turning every way a run can end into exactly one 
 ``Job`` is the base of a solve run (``pipeline.run``) and of "Simulate my code" (``pipeline.single``).
 A simulation is one greedy request: the model's likeliest run, the same verdict each time. Narrated
 (``RunSettings.narrate``), the model writes an NLEX and then its answer; a narration that ends without
-one (cut by the token budget, or stopped) gets that answer asked for after it. Not narrated, the answer
-is asked for at once (``simulate.answer_prefill``).
+one gets that answer asked for (``simulate.forced_answer``): at once when the token budget cut it (it
+loops), after it when the model stopped. Not narrated, the answer is asked for at once
+(``simulate.answer_prefill``).
 """
 
 from __future__ import annotations

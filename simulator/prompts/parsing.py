@@ -1,5 +1,5 @@
 """Reading the model's replies, in one place: code blocks, the final answer (call and stdout forms,
-with its offsets), repair decisions, the white-box ``<answer>`` block. Prompts, the pipeline, the
+with its offsets), the white-box ``<answer>`` block. Prompts, the pipeline, the
 claim checker, the questions, the rewards and the evaluation all read replies through this module,
 so they agree on what a reply says.
 

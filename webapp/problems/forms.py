@@ -1,4 +1,4 @@
-"""Forms for problems: the problem itself, its tests (a formset), importing a file, and solving."""
+"""Forms for problems: the problem itself, its tests (a formset), and importing a file."""
 
 from __future__ import annotations
 

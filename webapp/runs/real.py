@@ -3,7 +3,7 @@ that says a real execution of the run was asked for and has not ended yet.
 
 The programs are every candidate that has code (turn 0) and the run's final program (the last repaired
 one, turn t; or the selected candidate itself when no repair changed it), each with the NLEX that was
-judged on each public test (the sample whose prediction won the vote), so that
+judged on each public test, so that
 ``simulator.pipeline.real_execution.execute_programs`` can show where the simulation first diverged.
 
 The flag lives in the cache (Redis in production, shared with the Celery workers; in-process memory in

@@ -1,8 +1,9 @@
 """The context the run page and its fragments share (so a fragment renders as the page would).
 
 DOM ids (the live fragments target them): ``cand-{c}-text|code|badge``; ``sim-{c}-{t}-{s}`` for the
-simulations of candidate c on test t (sample s), and ``rsim-{turn}-{t}-{s}`` for those of the program
-after repair turn ``turn``; ``verdict-{c}-{t}`` and ``rverdict-{turn}-{t}``; ``repair-{turn}-text|body``.
+simulations of candidate c on test t (sample s: 0, more in runs made when several were sampled), and
+``rsim-{turn}-{t}-{s}`` for those of the program after repair turn ``turn``; ``verdict-{c}-{t}`` and
+``rverdict-{turn}-{t}``; ``repair-{turn}-text|body``.
 Test numbers are indices into the problem's tests (as in the events), not positions among public ones.
 """
 
