@@ -4,6 +4,7 @@
 
     .venv/bin/python bench/web.py --viewers 20 --rate 20 --max-runs 2        # docs/results.md#web
     .venv/bin/python bench/web.py --modes embedded --viewers 2 --max-runs 1 --rate 500   # smallest
+    .venv/bin/python bench/web.py --ab REF [--rounds 3] --modes embedded --viewers 20 --max-runs 2
 
 The redis mode needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379; the embedded mode
 needs neither. tests/bench/test_web.py runs the smallest command.
@@ -36,6 +37,12 @@ row, a few statements before the recording transaction commits; read from the da
 Same machine, same clock. Events recorded before the requests are released (``run_started`` and the
 solve stage, which precede the first model request) count for loss but not for delay: no viewer was
 connected yet.
+
+``--ab REF`` runs the same measurements against the app at git revision REF (exported under
+build/bench-ab/) and against the working tree, alternating, each in a fresh process whose services and
+imports come from that tree, and prints each figure's median over the rounds side by side with the
+ratio (working tree / REF). The driver, the model double and the workload are this file's for both:
+the Solve form's fields as the page renders them, with narration on.
 
 Figures:
 1. one run, ``--viewers`` viewers (read-only share-link sockets), the model answering at once: p50/p95/max
@@ -71,6 +78,7 @@ from typing import Any
 from simulator.llm.testing import FakeModelServer, PipelineScript, ScriptedFailure
 
 REPO = Path(__file__).resolve().parents[1]
+ROOT = Path(os.environ.get("BENCH_ROOT", REPO))  # the tree whose app is measured (--ab: REF's export)
 VENV_BIN = Path(sys.executable).parent
 SEQ_RE = re.compile(r'id="run-seq"[^>]*data-seq="(-?\d+)"')
 TARGET_P95_MS = 100.0
@@ -141,7 +149,7 @@ class Services:
         inherited = {k: v for k, v in os.environ.items() if not k.startswith("EXECSIM_")}
         self.env = {
             **inherited,
-            "PYTHONPATH": str(REPO),
+            "PYTHONPATH": str(ROOT),
             "DJANGO_SETTINGS_MODULE": "webapp.settings",
             "EXECSIM_DATA_DIR": str(workdir / "data"),
             "EXECSIM_MAX_CONCURRENT_RUNS": "1000",
@@ -171,7 +179,7 @@ class Services:
         log = open(self.workdir / f"{Path(args[0]).name}-{len(self.procs)}.log", "wb")  # noqa: SIM115
         self.procs.append(
             subprocess.Popen(
-                args, cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                args, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
         )
 
@@ -183,7 +191,7 @@ class Services:
                 db.execute(f'CREATE DATABASE "{self.db}"')
             subprocess.run(
                 [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-                cwd=REPO,
+                cwd=ROOT,
                 env=self.env,
                 check=True,
             )
@@ -195,7 +203,8 @@ class Services:
                 "--concurrency", "64", "-Q", self.env["EXECSIM_CELERY_QUEUE"], "--loglevel", "WARNING",
             )  # fmt: skip
         else:
-            self._spawn(str(VENV_BIN / "execsim"), "up", "--no-model", "--port", str(self.port))
+            execsim = "import sys; from simulator.cli import main; sys.exit(main())"  # the tree's own
+            self._spawn(sys.executable, "-c", execsim, "up", "--no-model", "--port", str(self.port))
         self._wait_http()
         if self.mode == "redis":
             self._wait_worker()
@@ -316,7 +325,7 @@ class Client:
         if problem_id not in self.forms:
             page = self.http.get(f"/problems/{problem_id}/")
             self.forms[problem_id] = form_defaults(page.text, f"/problems/{problem_id}/solve/")
-        form = {**self.forms[problem_id], "k": "4", "turns": "1", "temperature": "0.5"}
+        form = {**self.forms[problem_id], "k": "4", "turns": "1", "temperature": "0.5", "narrate": "on"}
         form["csrfmiddlewaretoken"] = self.http.cookies["csrftoken"]
         response = self.http.post(f"/problems/{problem_id}/solve/", data=form)
         match = re.match(r"/runs/([0-9a-f-]{36})/$", response.headers.get("location", ""))
@@ -486,7 +495,7 @@ def run_mode(mode: str, viewers: int, max_runs: int, rate: float) -> dict[str, A
             os.environ.pop(key)
         os.environ.update(services.env)
         os.environ["DJANGO_SETTINGS_MODULE"] = "webapp.settings"
-        sys.path.insert(0, str(REPO))
+        sys.path.insert(0, str(ROOT))
         try:
             return _measure(mode, services, server, model, viewers, max_runs, rate)
         finally:
@@ -608,6 +617,71 @@ def _table(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> str:
     return header + "\n".join(f"| {name} | " + " | ".join(cells) + " |" for name, cells in rows) + "\n"
 
 
+def _one_mode(mode: str, args: argparse.Namespace, root: Path) -> dict[str, Any] | None:
+    """``run_mode`` in a fresh process whose services and imports come from ``root``."""
+    command = [sys.executable, __file__, "--one-mode", mode, "--viewers", str(args.viewers),
+               "--max-runs", str(args.max_runs), "--rate", str(args.rate)]  # fmt: skip
+    env = {**os.environ, "BENCH_ROOT": str(root), "PYTHONPATH": str(root)}
+    proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
+    result = None
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line[len("RESULT ") :])
+        else:
+            print(line, flush=True)
+    if result is None:
+        sys.stderr.write(proc.stderr[-4000:])
+        print(f"{mode}: failed (exit {proc.returncode})", file=sys.stderr)
+    return result
+
+
+# The figures --ab compares: (name, how to read it from one mode's result).
+AB_FIGURES: list[tuple[str, Any]] = [
+    ("events in a run", lambda r: r["headline"]["events"]),
+    ("viewers, model at once: p50 delay (ms)", lambda r: r["headline"]["p50_ms"]),
+    ("viewers, model at once: p95 delay (ms)", lambda r: r["headline"]["p95_ms"]),
+    ("events lost", lambda r: r["headline"]["lost"]),
+    ("recorded events per second", lambda r: r["headline"]["events_per_s"]),
+    ("one run alone, streamed: seconds", lambda r: r["capacity"][0]["longest_run_s"]),
+    ("concurrent runs sustained", lambda r: r["sustained"]),
+]
+
+
+def ab(args: argparse.Namespace) -> int:
+    """``--ab REF``: REF's app against the working tree's, alternating, each figure's median."""
+    import io
+    import statistics
+    import tarfile
+
+    tree = REPO / "build" / "bench-ab" / re.sub(r"[^A-Za-z0-9._-]", "_", args.ab)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", args.ab], capture_output=True, check=True)
+    shutil.rmtree(tree, ignore_errors=True)
+    tree.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(tree, filter="data")
+    sides = {args.ab: tree, "working tree": REPO}
+    rows = []
+    for mode in args.modes.split(","):
+        results: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+        for round_ in range(args.rounds):
+            for side, root in sides.items():
+                print(f"[ab] {mode}, round {round_ + 1}: {side}", flush=True)
+                result = _one_mode(mode, args, root)
+                if result is None:
+                    return 1
+                results[side].append(result)
+        for name, read in AB_FIGURES:
+            ref, work = (statistics.median(float(read(r)) for r in results[side]) for side in sides)
+            ratio = f"{work / ref:.2f}x" if ref else "n/a"
+            rows.append(f"| {mode} | {name} | {ref:.1f} | {work:.1f} | {ratio} |")
+    print()
+    print(f"{args.ab} against the working tree, {args.rounds} rounds alternating, medians; {args.viewers} "
+          f"viewers, {args.rate:g} chunks/s, up to {args.max_runs} concurrent runs")  # fmt: skip
+    print(f"| mode | figure | {args.ab} | working tree | working tree / {args.ab} |\n|---|---|---|---|---|")
+    print("\n".join(rows))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--viewers", type=int, default=50)
@@ -616,26 +690,22 @@ def main() -> int:
     parser.add_argument(
         "--rate", type=float, default=100.0, help="chunks per second the model streams per request (capacity)"
     )
+    parser.add_argument("--ab", metavar="REF", help="the app at git revision REF against the working tree")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --ab (default 3)")
     parser.add_argument("--one-mode", help=argparse.SUPPRESS)  # internal: run one mode, print JSON
     args = parser.parse_args()
     if args.one_mode:
         result = run_mode(args.one_mode, args.viewers, args.max_runs, args.rate)
         print("RESULT " + json.dumps(result), flush=True)
         return 0
+    if args.ab:
+        return ab(args)
     results: dict[str, dict[str, Any]] = {}
     for mode in args.modes.split(","):
-        command = [sys.executable, __file__, "--one-mode", mode, "--viewers", str(args.viewers),
-                   "--max-runs", str(args.max_runs), "--rate", str(args.rate)]  # fmt: skip
-        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
-        sys.stderr.write(proc.stderr[-4000:] if proc.returncode else "")
-        for line in proc.stdout.splitlines():
-            if line.startswith("RESULT "):
-                results[mode] = json.loads(line[len("RESULT ") :])
-            else:
-                print(line, flush=True)
-        if mode not in results:
-            print(f"{mode}: failed (exit {proc.returncode})", file=sys.stderr)
+        result = _one_mode(mode, args, REPO)
+        if result is None:
             return 1
+        results[mode] = result
     table = _table(results, args)
     cores = os.cpu_count()
     method = (

@@ -44,11 +44,9 @@ def _take_from_window(key: str, limit: int, seconds: float) -> bool:
     return True
 
 
-def check_can_start_run(user: Any) -> None:
-    """Concurrent runs per user and runs started per minute (the request rate for expensive requests)."""
-    from webapp.runs.models import Run
-
-    active = Run.objects.filter(user=user, status__in=Run.ACTIVE).count()
+def check_can_start_run(user: Any, active: int) -> None:
+    """Concurrent runs per user (``active``: the user's queued and running runs) and runs started per
+    minute (the request rate for expensive requests)."""
     if active >= settings.EXECSIM_MAX_CONCURRENT_RUNS:
         raise LimitExceeded(
             f"You already have {active} run(s) in progress (limit {settings.EXECSIM_MAX_CONCURRENT_RUNS}). "

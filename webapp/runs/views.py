@@ -37,6 +37,11 @@ def _start(run: Run) -> None:
     transaction.on_commit(lambda: runner.enqueue(run.id))
 
 
+def _check_can_start_run(user: Any) -> None:
+    """``limits.check_can_start_run`` with the user's queued and running runs."""
+    check_can_start_run(user, Run.objects.filter(user=user, status__in=Run.ACTIVE).count())
+
+
 @login_required
 @require_POST
 def solve(request: HttpRequest, pk: int) -> HttpResponse:
@@ -47,7 +52,7 @@ def solve(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, f"Not started: {errors}")
         return redirect("problems:detail", pk=pk)
     try:
-        check_can_start_run(request.user)
+        _check_can_start_run(request.user)
     except LimitExceeded as exc:
         messages.error(request, str(exc))
         return redirect("problems:detail", pk=pk)
@@ -76,7 +81,7 @@ def simulate(request: HttpRequest) -> HttpResponse:
     form = SimulateForm(request.POST or None, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            check_can_start_run(request.user)
+            _check_can_start_run(request.user)
         except LimitExceeded as exc:
             form.add_error(None, str(exc))
         else:
@@ -161,7 +166,7 @@ def run_retry(request: HttpRequest, run_id: Any) -> HttpResponse:
         messages.error(request, "Not retried: the problem is no longer visible to you.")
         return redirect("runs:detail", run_id=old.id)
     try:
-        check_can_start_run(request.user)
+        _check_can_start_run(request.user)
     except LimitExceeded as exc:
         messages.error(request, str(exc))
         return redirect("runs:detail", run_id=old.id)
