@@ -82,13 +82,17 @@ def event_for(event: dict[str, Any], hidden: frozenset[int], shared: bool = Fals
 
 def shared_for_annotation(run: Run) -> bool:
     """Whether ``run``'s simulations go into the shared annotation queue, which every annotator reads
-    (title, code, inputs, the model's text): runs on a public problem do; a private problem's runs and
-    pasted code ("Simulate my code") only when whoever started the run opted in (``annotate`` in its
-    settings, a box on the Solve and Simulate forms; only the owner and staff can run a private
-    problem). Staff adding a run by hand with ``manage.py enqueue_annotations RUN_ID`` opt it in; the
-    queue page's picker offers only runs this says are shared."""
+    (title, code, inputs, the model's text). The model's runs on a public problem do. A user's own
+    program ("Simulate my code": ``Run.code``, with or without a problem chosen, a public one
+    included) and a private problem's runs only when whoever started the run opted in (``annotate``
+    in its settings, a box on the Solve and Simulate forms, off by default there: "only you see it";
+    only the owner and staff can run a private problem): pasted code is its author's until they share
+    it. Staff adding a run by hand with ``manage.py enqueue_annotations RUN_ID`` opt it in; the queue
+    page's picker offers only runs this says are shared."""
     if run.settings.get("annotate") is True:
         return True
+    if run.code:  # the user's own program: never shared by the problem's being public
+        return False
     return run.problem_id is not None and run.problem.is_public
 
 

@@ -27,6 +27,10 @@ class Command(BaseCommand):
             runs = list(Run.objects.filter(id__in=options["runs"]))
             if len(runs) != len(set(options["runs"])):
                 raise CommandError("some run ids were not found")
+            for run in runs:  # named on purpose: shared, and the run says so (``shared_for_annotation``)
+                if run.settings.get("annotate") is not True:
+                    run.settings = {**run.settings, "annotate": True}
+                    run.save(update_fields=["settings"])
         else:
             raise CommandError("give run ids or --all")
         for run in runs:
