@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +87,7 @@ class Judging:
         return results
 
     @staticmethod
-    async def _store(verdicts: list[Verdict], slot: int, judging: Any) -> None:
+    async def _store(verdicts: list[Verdict], slot: int, judging: Awaitable[Verdict]) -> None:
         verdicts[slot] = await judging
 
     async def _one(
