@@ -1,11 +1,14 @@
 """A program's verdict over all tests, as a judge says it (LeetCode, Codeforces): "Accepted 4/4 (3
 public, 1 private)", "Wrong answer on test 2: expected 0, got None", "Runtime error on test 1:
 TypeError: ... (line 3)", "Time limit exceeded on test 3". The first failing test in the problem's
-order decides; a test the reader may not see is named without its input, expected or actual output.
+order decides. A test the reader may not see (``hidden``: another user's private test) shows its
+verdict only, as judges show hidden tests: "Failed on test 3 (a private test)", without its input,
+expected or actual output, and without how it failed (a time limit, an error) or what it cost: a
+program that times itself on its input would otherwise read the input back through them.
 Beside it, what the program cost, as a judge reports it (Codeforces: the slowest test and the peak
-memory): ``Judgement.cost``. A public test run with the line tracer (to check a simulation against it)
-is slower than the program: the slowest untraced test is reported when there is one, else the traced
-time, marked.
+memory): ``Judgement.cost``, over the tests the reader may see. A public test run with the line tracer
+(to check a simulation against it) is slower than the program: the slowest untraced test is reported
+when there is one, else the traced time, marked.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ _NAMES = {
     "killed": "Killed",
     "invalid_input": "Not run",
 }
+# A hidden test's verdict when it failed: how it failed is not shown.
+HIDDEN_FAILURE = "failed"
+_NAMES[HIDDEN_FAILURE] = "Failed"
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,9 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Judgement:
-    verdict: str  # "accepted", or the failing test's status ("wrong_answer" when it ran but differs)
+    # "accepted", or the failing test's status ("wrong_answer" when it ran but differs; "failed" when
+    # the reader may not see that test)
+    verdict: str
     headline: str
     test: int | None = None  # the first failing test
     passed: int = 0
@@ -67,10 +75,11 @@ def judge(
     hidden: Collection[int] = (),
     name: Callable[[int], str] = lambda i: f"test {i + 1}",
 ) -> Judgement:
-    """The verdict over ``outcomes``; the tests in ``hidden`` are named but never shown."""
+    """The verdict over ``outcomes``; the tests in ``hidden`` are named, with whether they passed,
+    but nothing more is shown of them (nor counted in the cost)."""
     ordered = sorted(outcomes, key=lambda o: o.test)
     passed = sum(o.passed for o in ordered)
-    spent = _cost(ordered)
+    spent = _cost([o for o in ordered if o.test not in hidden])
     if ordered and passed == len(ordered):
         public = sum(o.public for o in ordered)
         split = f" ({public} public, {len(ordered) - public} private)" if public < len(ordered) else ""
@@ -79,14 +88,13 @@ def judge(
     if not ordered:
         return Judgement("none", "Not run on any test")
     first = next(o for o in ordered if not o.passed)
-    verdict = "wrong_answer" if first.status == "ok" else first.status
-    where = f"{_NAMES.get(verdict, verdict)} on {name(first.test)}"
     if first.test in hidden:
-        detail = " (a private test)"
-    elif verdict == "wrong_answer":
-        detail = f": expected {_short(first.expected)}, got {_short(first.output)}"
+        verdict, detail = HIDDEN_FAILURE, " (a private test)"
+    elif first.status in ("ok", "wrong_answer"):
+        verdict, detail = "wrong_answer", f": expected {_short(first.expected)}, got {_short(first.output)}"
     else:
-        detail = f": {_short(first.message, 120)}" if first.message else ""
+        verdict, detail = first.status, f": {_short(first.message, 120)}" if first.message else ""
+    where = f"{_NAMES.get(verdict, verdict)} on {name(first.test)}"
     headline = f"{where}{detail} ({passed}/{len(ordered)} passed)"
     return Judgement(verdict, headline, first.test, passed, len(ordered), spent)
 

@@ -4,23 +4,29 @@ link, its export, and for starting new work on a run (retry, Run for real).
 A problem's private tests (input, expected output, and what a program printed or returned on them) are
 for the problem's owner and staff. A run's owner may be someone else (bob's run on alice's public
 problem): he sees the public tests and, of the private ones, only that they exist and whether each
-passed. A share link shows what a visitor may see, whoever opens it: the public tests only, and of the
-provenance what was run, not where (no local folder, no model server address).
+passed, as judges show hidden tests. Not how one failed (a time limit, an error, its message), nor what
+it cost (time, memory), nor a figure that adds its time in (the execute stage's seconds, the run's
+total seconds): a program that sleeps or allocates in proportion to its input's characters read a
+private input back through them. A share link shows what a visitor may see, whoever opens it: the
+public tests only, and of the provenance what was run, not where (no local folder, no model server
+address).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from simulator.pipeline.judge import Judgement, judge
 from webapp.problems.models import Problem
-from webapp.runs.models import Run
+from webapp.runs.models import Run, at_last_turn
 
 # Provenance that says where, not what: the model's folder and the model server's address.
 LOCAL_DETAILS = frozenset({"model_root", "server"})
-# What an event about a hidden test keeps: which test and program it is about, and how it ended.
-_KEPT = frozenset(
-    {"candidate", "test", "turn", "sample", "public", "status", "passed", "match", "source", "reason"}
-)
+# What an event about a hidden test keeps: which test and program it is about, and whether it passed
+# (not its status, message, time or memory).
+_KEPT = frozenset({"candidate", "test", "turn", "final", "sample", "public", "passed", "match", "source"})
+# The stages whose seconds add up the real runs of every test, private ones included.
+TIMED_STAGES = frozenset({"execute"})
 
 
 def sees_private_tests(run: Run, viewer: Any) -> bool:
@@ -60,11 +66,37 @@ def provenance_for(provenance: dict[str, Any], shared: bool) -> dict[str, Any]:
     return {k: v for k, v in provenance.items() if k not in LOCAL_DETAILS}
 
 
+def stages_for(stages: dict[str, Any], hidden: frozenset[int]) -> dict[str, Any]:
+    """A run's stages (``Run.stages``) as a viewer who may not see ``hidden`` reads them: without the
+    seconds of the stages that ran the hidden tests (``TIMED_STAGES``)."""
+    if not hidden:
+        return stages
+    return {
+        name: {k: v for k, v in stage.items() if k != "seconds"} if _timed(name) else stage
+        for name, stage in stages.items()
+    }
+
+
+def totals_for(totals: dict[str, Any], hidden: frozenset[int]) -> dict[str, Any]:
+    """A run's totals as a viewer who may not see ``hidden`` reads them: without the run's seconds,
+    which add up the hidden tests' runs too."""
+    return {k: v for k, v in totals.items() if k != "seconds"} if hidden else totals
+
+
+def hides_seconds(stage: str, hidden: Any) -> bool:
+    """Whether a viewer who may not see ``hidden`` is shown no seconds for stage ``stage``."""
+    return bool(hidden) and _timed(stage)
+
+
+def _timed(stage: str) -> bool:
+    return stage.split(" ", 1)[0] in TIMED_STAGES  # "execute", or a stage keyed with its turn
+
+
 def event_for(event: dict[str, Any], hidden: frozenset[int], shared: bool = False) -> dict[str, Any]:
     """An event (``RunEvent.as_event_dict``) as a viewer who may not see ``hidden`` reads it: the
     ``run_started`` problem redacted (and its provenance, for a share-link reader: ``shared``); an
-    event about a hidden test keeps only which test and program it is about, its status and whether
-    it passed or matched (``redacted: true`` says so)."""
+    event about a hidden test keeps only which test and program it is about and whether it passed or
+    matched (``redacted: true`` says so); the execute stage's and the run's seconds dropped."""
     payload = event["payload"]
     if shared and isinstance(payload.get("provenance"), dict):
         payload = {**payload, "provenance": provenance_for(payload["provenance"], shared)}
@@ -77,7 +109,24 @@ def event_for(event: dict[str, Any], hidden: frozenset[int], shared: bool = Fals
         if isinstance(payload.get("real"), dict):
             kept["real"] = {k: v for k, v in payload["real"].items() if k in _KEPT}
         payload = {**kept, "redacted": True}
+    elif event["type"] == "stage" and hides_seconds(str(payload.get("stage")), hidden):
+        payload = {k: v for k, v in payload.items() if k != "seconds"}
+    elif isinstance(payload.get("totals"), dict):
+        payload = {**payload, "totals": totals_for(payload["totals"], hidden)}
     return {**event, "payload": payload}
+
+
+def final_judgement_for(run: Run, viewer: Any) -> Judgement | None:
+    """``Run.final_judgement`` as ``viewer`` (None: a share-link reader) may read it (the lists'
+    verdict column): a private test they may not see shows whether it passed only. Reads the
+    prefetched ``executions``; asks who the viewer is only when the final program ran a private test."""
+    rows = [x for x in run.executions.all() if x.candidate == run.final_candidate]
+    if run.final_candidate is None or not rows:
+        return None
+    final = at_last_turn(rows, lambda x: x.turn)
+    private = frozenset(x.test for x in final if not x.public)
+    hidden = private if private and not sees_private_tests(run, viewer) else frozenset()
+    return judge([x.outcome() for x in final], hidden, run.test_label)
 
 
 def shared_for_annotation(run: Run) -> bool:

@@ -40,8 +40,21 @@ def test_a_runtime_error_says_the_exception_and_its_line() -> None:
 def test_a_hidden_test_is_named_but_not_shown() -> None:
     outcomes = [*OK[:2], Outcome(2, False, "ok", False, "SECRET-OUT", "SECRET-EXPECTED")]
     verdict = judge(outcomes, hidden={2})
-    assert verdict.headline == "Wrong answer on test 3 (a private test) (2/3 passed)"
+    assert verdict.headline == "Failed on test 3 (a private test) (2/3 passed)"
     assert "SECRET" not in verdict.headline
+
+
+def test_a_hidden_test_shows_whether_it_passed_only_not_how_it_failed_or_what_it_cost() -> None:
+    """Issue 51, item 2: a program timing itself on a private input read it back from its cost."""
+    slow = Outcome(2, False, "timeout", False, message="wall-clock limit of 1 s exceeded", seconds=1.66,
+                   memory_kb=56934)  # fmt: skip
+    outcomes = [Outcome(0, True, "ok", True, seconds=0.012, memory_kb=10035), slow]
+    verdict = judge(outcomes, hidden={2})
+    assert (verdict.verdict, verdict.short) == ("failed", "Failed 1/2")
+    assert verdict.headline == "Failed on test 3 (a private test) (1/2 passed)"
+    assert verdict.cost == "slowest test 12 ms · peak memory 9.8 MB"  # the tests the reader may see
+    shown = judge(outcomes)  # the problem's owner
+    assert shown.verdict == "timeout" and shown.cost == "slowest test 1.66 s · peak memory 55.6 MB"
 
 
 def test_the_short_form_is_the_verdict_and_the_count_naming_no_test() -> None:

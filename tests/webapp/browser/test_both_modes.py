@@ -233,7 +233,7 @@ def test_run_for_real_gives_each_program_a_judges_verdict(site, fake_model, page
     visitor.goto(f"{site}{token}")
     assert visitor.locator('[data-testid="readonly-note"]').is_visible()
     shared = visitor.locator('[data-testid="judgement"][data-candidate="1"]').inner_text()
-    assert shared == "#1: Wrong answer on test 3 (a private test) (2/3 passed)"
+    assert shared == "#1: Failed on test 3 (a private test) (2/3 passed)"  # how it failed: not shown
     assert "(private)" in visitor.locator("#exec-1-2").inner_text()
     provenance = visitor.locator('[data-testid="provenance-table"]').inner_text()
     assert "Seed" in provenance and fake_model.url not in provenance and "/fake/" not in provenance

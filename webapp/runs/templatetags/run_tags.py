@@ -58,6 +58,33 @@ def judgements(
     ]
 
 
+@register.simple_tag
+def final_judgement(run: Any, viewer: Any) -> Any:
+    """``{% final_judgement r request.user as judgement %}``: the run's final verdict as ``viewer`` may
+    read it (``privacy.final_judgement_for``: another user's private test, pass or fail only)."""
+    from webapp.runs.privacy import final_judgement_for
+
+    return final_judgement_for(run, viewer)
+
+
+@register.filter
+def hides_seconds(stage: str, hidden: Any) -> bool:
+    """``{% if name|hides_seconds:hidden_tests %}``: the stage's seconds add up runs of tests the
+    viewer may not see (``privacy.hides_seconds``)."""
+    from webapp.runs.privacy import hides_seconds as hides
+
+    return hides(str(stage), hidden)
+
+
+@register.filter
+def totals_for(totals: dict[str, Any] | None, hidden: Any) -> dict[str, Any]:
+    """``{{ run.totals|totals_for:hidden_tests }}``: without the run's seconds beside tests the viewer
+    may not see (``privacy.totals_for``)."""
+    from webapp.runs.privacy import totals_for as visible
+
+    return visible(totals or {}, frozenset(hidden or ()))
+
+
 _PROVENANCE_LABELS = {
     "model": "Model",
     "weights_sha256": "Weights (SHA-256)",
