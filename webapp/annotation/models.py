@@ -126,7 +126,15 @@ class AnnotationItem(models.Model):
 class QueuePolicy(models.Model):
     """Staff's settings for one queue (the items of one model; ``model`` "" is the default for every
     model): annotations per item (overlap) and how long a claim lasts before the item is re-queued.
-    Saving one applies it to the queue's items not yet adjudicated; items added later take it too."""
+    Saving one applies it to the queue's items not yet adjudicated; items added later take it too.
+
+    Bounds (``queue.set_policy`` refuses values outside them; ``queue.claim_timeout`` caps a timeout
+    stored before them): an overlap past ``MAX_REQUIRED`` annotators an item is no labelling plan (two
+    or three is the usual overlap), and a claim past ``MAX_CLAIM_MINUTES`` (a week) keeps an item from
+    everyone for nothing; both fit the columns (PostgreSQL's integer holds 2,147,483,647 seconds)."""
+
+    MAX_REQUIRED = 20
+    MAX_CLAIM_MINUTES = 7 * 24 * 60
 
     model = models.CharField(max_length=200, unique=True, blank=True)
     required = models.PositiveIntegerField(default=1)

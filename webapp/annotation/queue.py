@@ -22,6 +22,7 @@ from django.utils import timezone
 from simulator.agreement import edited_spans
 from simulator.prompts import simulate
 from webapp.annotation.models import Adjudication, Annotation, AnnotationItem, QueuePolicy
+from webapp.params import object_id
 
 
 class NotHeld(Exception):
@@ -37,10 +38,11 @@ class Filters:
 
     @classmethod
     def from_query(cls, query: Any) -> Filters:
-        problem = query.get("problem") or ""
+        """The filters a query string names; a problem that is not a key (``²``, 5,000 digits) filters
+        nothing, as an absent one does."""
         return cls(
             model=query.get("model", "") or "",
-            problem=int(problem) if str(problem).isdigit() else None,
+            problem=object_id(query.get("problem")),
             divergent=query.get("divergent") in ("1", "on", "true"),
             narrated=query.get("narrated") in ("1", "on", "true"),
         )
@@ -71,24 +73,39 @@ class Filters:
         return urlencode(parts)
 
 
+def claim_timeout(seconds: int | None) -> int:
+    """How long a claim lasts, in seconds: ``seconds`` (an item's or a policy's ``claim_seconds``), else
+    the site's ``EXECSIM_ANNOTATION_CLAIM_SECONDS``, at most ``QueuePolicy.MAX_CLAIM_MINUTES``. The cap
+    also holds for a value stored before ``set_policy`` had bounds: embedded mode kept
+    ``claim_minutes=2000000000``, whose timedelta took ``now`` below year 1 and failed every queue
+    page for everyone (issue 51, item 13)."""
+    return min(seconds or settings.EXECSIM_ANNOTATION_CLAIM_SECONDS, QueuePolicy.MAX_CLAIM_MINUTES * 60)
+
+
 def cutoff(now: datetime | None = None) -> datetime:
-    return (now or timezone.now()) - timedelta(seconds=settings.EXECSIM_ANNOTATION_CLAIM_SECONDS)
+    return (now or timezone.now()) - timedelta(seconds=claim_timeout(None))
 
 
-def expired(now: datetime | None = None) -> Q:
-    """Claims past their timeout: the item's own ``claim_seconds`` (set by staff per queue), else the
-    site's ``EXECSIM_ANNOTATION_CLAIM_SECONDS``. One condition per distinct timeout (a handful: one per
-    queue policy), which every database compares alike (SQLite cannot multiply a column into an interval)."""
-    now = now or timezone.now()
-    condition = Q(claim_seconds__isnull=True, claimed_at__lt=cutoff(now))
+def _stored_timeouts() -> list[int]:
+    """The distinct ``claim_seconds`` of the queued items (a handful: one per queue policy)."""
     timeouts = (
         AnnotationItem.objects.exclude(claim_seconds=None)
         .order_by()
         .values_list("claim_seconds", flat=True)
         .distinct()
     )
-    for seconds in timeouts:
-        condition |= Q(claim_seconds=seconds, claimed_at__lt=now - timedelta(seconds=seconds))
+    return list(timeouts)
+
+
+def expired(now: datetime | None = None) -> Q:
+    """Claims past their timeout (``claim_timeout``): the item's own ``claim_seconds`` (set by staff per
+    queue), else the site's ``EXECSIM_ANNOTATION_CLAIM_SECONDS``. One condition per distinct timeout,
+    which every database compares alike (SQLite cannot multiply a column into an interval)."""
+    now = now or timezone.now()
+    condition = Q(claim_seconds__isnull=True, claimed_at__lt=cutoff(now))
+    for seconds in _stored_timeouts():
+        limit = now - timedelta(seconds=claim_timeout(seconds))
+        condition |= Q(claim_seconds=seconds, claimed_at__lt=limit)
     return condition
 
 
@@ -105,8 +122,14 @@ def waiting_for(user: Any, filters: Filters | None = None) -> QuerySet[Annotatio
 def holds(item: AnnotationItem, user: Any) -> bool:
     if item.claimed_by_id != user.pk or item.claimed_at is None:
         return False
-    timeout = item.claim_seconds or settings.EXECSIM_ANNOTATION_CLAIM_SECONDS
-    return item.claimed_at >= timezone.now() - timedelta(seconds=timeout)
+    return item.claimed_at >= timezone.now() - timedelta(seconds=claim_timeout(item.claim_seconds))
+
+
+def held_by_another(item: AnnotationItem, user: Any) -> bool:
+    """Whether someone other than ``user`` holds ``item`` now (a claim not yet timed out)."""
+    if item.claimed_by_id in (None, user.pk) or item.claimed_at is None:
+        return False
+    return item.claimed_at >= timezone.now() - timedelta(seconds=claim_timeout(item.claim_seconds))
 
 
 def claim(item: AnnotationItem, user: Any) -> bool:
@@ -166,9 +189,12 @@ def set_policy(model: str, required: int, claim_minutes: int | None) -> int:
     """Staff's settings for the queue of ``model`` ("" for every model): ``required`` annotations per
     item and claims re-queued after ``claim_minutes`` (None: the site's timeout). Saved for items added
     later and applied now to the queue's items not yet adjudicated, whose status follows (raising the
-    overlap reopens a done item; lowering it can finish an open one). Returns how many items changed."""
-    if required < 1 or (claim_minutes is not None and claim_minutes < 1):
-        raise ValueError("annotations per item and claim minutes must be at least 1")
+    overlap reopens a done item; lowering it can finish an open one). Returns how many items changed.
+    Raises ValueError, saving nothing, when either is out of ``QueuePolicy``'s bounds."""
+    if not 1 <= required <= QueuePolicy.MAX_REQUIRED:
+        raise ValueError(f"annotations per item must be a whole number from 1 to {QueuePolicy.MAX_REQUIRED}")
+    if claim_minutes is not None and not 1 <= claim_minutes <= QueuePolicy.MAX_CLAIM_MINUTES:
+        raise ValueError(f"claim minutes must be a whole number from 1 to {QueuePolicy.MAX_CLAIM_MINUTES}")
     seconds = claim_minutes * 60 if claim_minutes is not None else None
     QueuePolicy.objects.update_or_create(
         model=model, defaults={"required": required, "claim_seconds": seconds}

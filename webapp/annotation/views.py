@@ -7,13 +7,12 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from simulator.annotations import STATUSES
 from webapp.accounts.roles import is_staff, role_required
@@ -25,6 +24,7 @@ from webapp.annotation.models import Annotation, AnnotationItem, QueuePolicy
 from webapp.annotation.stats import item_agreement, overall_agreement
 from webapp.explorer.context import viewer_context
 from webapp.marks import marked_html
+from webapp.params import BadNumber, bounded_int, object_id
 from webapp.problems.models import Problem
 from webapp.runs.models import Run
 from webapp.runs.privacy import shared_for_annotation
@@ -39,9 +39,29 @@ def _posted_text(request: HttpRequest, default: str = "") -> str:
     return typed(request.POST.get("text", default))
 
 
-def _next_url(filters: queue.Filters) -> str:
+def _filtered(url: str, filters: queue.Filters) -> str:
+    """``url`` with the queue's filters in its query string (kept from page to page)."""
     query = filters.query()
-    return reverse("annotation:next") + (f"?{query}" if query else "")
+    return url + (f"?{query}" if query else "")
+
+
+def _next_url(filters: queue.Filters) -> str:
+    """Where the queue's "Start reviewing" form posts (claiming is a POST)."""
+    return _filtered(reverse("annotation:next"), filters)
+
+
+def _queue_url(filters: queue.Filters) -> str:
+    return _filtered(reverse("annotation:queue"), filters)
+
+
+def _claim_next(request: HttpRequest, filters: queue.Filters) -> HttpResponse:
+    """Claim the next free item for ``request.user`` (only ever in a POST) and open it; back to the
+    queue when nothing is left."""
+    item = queue.claim_next(request.user, filters)
+    if item is None:
+        messages.info(request, "Nothing left to review with these filters.")
+        return redirect(_queue_url(filters))
+    return redirect(_filtered(reverse("annotation:review", args=[item.pk]), filters))
 
 
 @annotator_required
@@ -66,7 +86,7 @@ def queue_page(request: HttpRequest) -> HttpResponse:
         # exercise) are told apart
         "problems": Problem.objects.filter(annotation_items__isnull=False).distinct().select_related("owner"),
         "next_url": _next_url(filters),
-        "claim_minutes": settings.EXECSIM_ANNOTATION_CLAIM_SECONDS // 60,
+        "claim_minutes": queue.claim_timeout(None) // 60,
         "is_staff": staff,
         "disputed": AnnotationItem.objects.filter(status=AnnotationItem.DISPUTED).count(),
     }
@@ -75,21 +95,22 @@ def queue_page(request: HttpRequest) -> HttpResponse:
         context["policies"] = QueuePolicy.objects.order_by("model")
         context["default_required"], context["default_claim_minutes"] = queue.policy_defaults(filters.model)
         if context["default_claim_minutes"] is not None:
-            context["default_claim_minutes"] //= 60
+            context["default_claim_minutes"] = queue.claim_timeout(context["default_claim_minutes"]) // 60
+        context["max_required"] = QueuePolicy.MAX_REQUIRED
+        context["max_claim_minutes"] = QueuePolicy.MAX_CLAIM_MINUTES
     return render(request, "annotation/queue.html", context)
 
 
 @annotator_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 def next_item(request: HttpRequest) -> HttpResponse:
+    """POST (the queue's "Start reviewing" form): claim the next free item and open it. A GET claims
+    nothing (a browser's prefetch, a crawler or a link preview would otherwise take items out of the
+    queue): it shows the queue with the same filters, whose form claims."""
     filters = queue.Filters.from_query(request.GET)
-    item = queue.claim_next(request.user, filters)
-    if item is None:
-        messages.info(request, "Nothing left to review with these filters.")
-        query = filters.query()
-        return redirect(reverse("annotation:queue") + (f"?{query}" if query else ""))
-    query = filters.query()
-    return redirect(reverse("annotation:review", args=[item.pk]) + (f"?{query}" if query else ""))
+    if request.method != "POST":
+        return redirect(_queue_url(filters))
+    return _claim_next(request, filters)
 
 
 def _verdicts_context(item: AnnotationItem, text: str, *, fixes: bool = True) -> dict[str, Any]:
@@ -117,7 +138,7 @@ def _review_page(request: HttpRequest, item: AnnotationItem, text: str) -> HttpR
             "text": text,
             "real_outcome": item.real_outcome(),
             "filters_query": filters.query(),
-            "claim_minutes": (item.claim_seconds or settings.EXECSIM_ANNOTATION_CLAIM_SECONDS) // 60,
+            "claim_minutes": queue.claim_timeout(item.claim_seconds) // 60,
             "done_count": queue.done_by(request.user),
             "can_undo": Annotation.objects.filter(annotator=request.user)
             .exclude(item__status=AnnotationItem.ADJUDICATED)
@@ -127,8 +148,12 @@ def _review_page(request: HttpRequest, item: AnnotationItem, text: str) -> HttpR
     return render(request, "annotation/review.html", context)
 
 
-def _held_or_redirect(request: HttpRequest, item: AnnotationItem) -> HttpResponse | None:
-    """None when ``request.user`` may work on ``item`` now (claimed for them); else where to go."""
+def _held_or_redirect(
+    request: HttpRequest, item: AnnotationItem, *, claim: bool = True
+) -> HttpResponse | None:
+    """None when ``request.user`` may work on ``item`` now; else where to go. With ``claim`` (a POST)
+    the item is claimed for them if it is free; without (a GET) it must be theirs already, and a free
+    one gets a page offering to claim it."""
     filters = queue.Filters.from_query(request.GET)
     if item.status == AnnotationItem.DUPLICATE:
         original = item.duplicate_of_id
@@ -139,18 +164,29 @@ def _held_or_redirect(request: HttpRequest, item: AnnotationItem) -> HttpRespons
         return redirect("annotation:queue")
     if item.annotations.filter(annotator=request.user).exists():
         messages.info(request, f"You have already annotated item {item.pk}.")
-        return redirect(_next_url(filters))
-    if not queue.claim(item, request.user):
+        return redirect(_queue_url(filters))
+    if claim and queue.claim(item, request.user) or not claim and queue.holds(item, request.user):
+        return None
+    if queue.held_by_another(item, request.user):
         messages.error(request, f"Item {item.pk} is being reviewed by someone else.")
         return redirect("annotation:queue")
-    return None
+    context = {
+        "item": item,
+        "filters_query": filters.query(),
+        "claim_minutes": queue.claim_timeout(item.claim_seconds) // 60,
+    }
+    return render(request, "annotation/claim.html", context)
 
 
 @annotator_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 def review(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: the review screen of an item ``request.user`` holds (nothing is claimed; a free item's page
+    offers to claim it). POST (that offer): claim the item, then show it."""
     item = get_object_or_404(AnnotationItem, pk=pk)
-    return _held_or_redirect(request, item) or _review_page(request, item, item.text)
+    if request.method == "POST":
+        return _held_or_redirect(request, item, claim=True) or redirect(request.get_full_path())
+    return _held_or_redirect(request, item, claim=False) or _review_page(request, item, item.text)
 
 
 @annotator_required
@@ -172,9 +208,11 @@ def fix_claim(request: HttpRequest, pk: int) -> HttpResponse:
     if elsewhere is not None:
         return elsewhere
     text = _posted_text(request, item.text)
-    fix = next(
-        (f for f in value_fixes(text, item.verify(text)) if str(f.index) == request.POST.get("fix")), None
-    )
+    try:
+        index = bounded_int(request.POST.get("fix"), low=0, high=10_000, name="fix")
+    except BadNumber:
+        index = None
+    fix = next((f for f in value_fixes(text, item.verify(text)) if f.index == index), None)
     if fix is None:
         messages.info(request, "That claim has no value from the trace to use (the text changed?).")
     else:
@@ -206,7 +244,7 @@ def decide(request: HttpRequest, pk: int) -> HttpResponse:
         )
     else:
         messages.success(request, f"Item {item.pk}: {decision}.")
-    return redirect(_next_url(filters))
+    return _claim_next(request, filters)  # on to the next item: this POST claims it
 
 
 @annotator_required
@@ -243,11 +281,21 @@ def set_policy(request: HttpRequest) -> HttpResponse:
     """Staff set a queue's overlap (annotations per item) and claim timeout (when a claimed item is
     re-queued), for its items already queued and those added later."""
     model = request.POST.get("model", "")
-    minutes = request.POST.get("claim_minutes", "").strip()
     try:
-        required = int(request.POST.get("required", ""))
-        changed = queue.set_policy(model, required, int(minutes) if minutes else None)
-    except ValueError as exc:
+        required = (
+            bounded_int(  # blank: 0, which set_policy refuses with the same bounds
+                request.POST.get("required"),
+                low=1,
+                high=QueuePolicy.MAX_REQUIRED,
+                name="annotations per item",
+            )
+            or 0
+        )
+        minutes = bounded_int(
+            request.POST.get("claim_minutes"), low=1, high=QueuePolicy.MAX_CLAIM_MINUTES, name="claim minutes"
+        )
+        changed = queue.set_policy(model, required, minutes)
+    except ValueError as exc:  # BadNumber is one
         messages.error(request, f"Not saved: {exc}.")
         return redirect("annotation:queue")
     messages.success(
@@ -281,7 +329,8 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     annotations = list(item.annotations.exclude(decision=Annotation.SKIP).select_related("annotator"))
     if request.method == "POST":
         decision = request.POST.get("decision", "")
-        chosen = next((a for a in annotations if str(a.pk) == request.POST.get("chosen")), None)
+        picked = object_id(request.POST.get("chosen"))
+        chosen = next((a for a in annotations if a.pk == picked), None)
         text = _posted_text(request) or (chosen.text if chosen else item.text)
         try:
             queue.adjudicate(item, request.user, decision, text, chosen, request.POST.get("note", ""))
@@ -306,8 +355,8 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
 def adjudicate_verify(request: HttpRequest, pk: int) -> HttpResponse:
     """htmx: the verdicts and diff of the adjudicator's replacement text as typed (nothing is saved)."""
     item = get_object_or_404(AnnotationItem, pk=pk)
-    picked = request.POST.get("chosen", "")
-    chosen = item.annotations.filter(pk=int(picked)).first() if picked.isdigit() else None
+    picked = object_id(request.POST.get("chosen"))
+    chosen = item.annotations.filter(pk=picked).first() if picked is not None else None
     text = _posted_text(request) or (chosen.text if chosen else item.text)  # what accept would export
     context = _verdicts_context(item, text, fixes=False)
     return render(request, "annotation/_verdicts.html", context)

@@ -19,6 +19,7 @@ from django.views.decorators.vary import vary_on_headers
 from simulator.problem import Problem as CoreProblem
 from webapp.limits import problem_errors
 from webapp.pages import page_of
+from webapp.params import BadNumber, bounded_int
 from webapp.problems.forms import ImportForm, ProblemForm, TestCaseFormSet
 from webapp.problems.importers import import_problems
 from webapp.problems.markdown import render_statement
@@ -173,17 +174,24 @@ def _attach_errors(form: ProblemForm, formset: Any, errors: list[tuple[str, str]
 
 
 def _rearrange(data: Any, formset_max: int) -> bool:
-    """Apply "Add a test" / "Remove this test" (the no-JavaScript path) to the posted data; True if so."""
+    """Apply "Add a test" / "Remove this test" (the no-JavaScript path) to the posted data; True if so.
+    A form count the formset would refuse anyway is left to it; a test index that names no test of
+    the form (``²``, 5,000 digits, past the last) removes nothing."""
     try:
-        total = int(data.get("tests-TOTAL_FORMS", ""))
-    except ValueError:
+        total = bounded_int(data.get("tests-TOTAL_FORMS"), low=0, high=formset_max, name="the test count")
+    except BadNumber:
+        return False
+    if total is None:
         return False
     if "add_test" in data:
         data["tests-TOTAL_FORMS"] = str(min(total + 1, formset_max))
         return True
     if "remove_test" in data:
-        index = data["remove_test"]
-        if index.isdigit() and int(index) < total:
+        try:
+            index = bounded_int(data["remove_test"], low=0, high=max(total - 1, 0), name="the test")
+        except BadNumber:
+            index = None
+        if index is not None and index < total:
             data[f"tests-{index}-DELETE"] = "on"
         return True
     return False

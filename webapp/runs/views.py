@@ -20,6 +20,7 @@ from simulator import config
 from simulator.pipeline.settings import SettingsError
 from webapp.limits import LimitExceeded, check_can_start_run
 from webapp.pages import page_of
+from webapp.params import object_id
 from webapp.problems.models import Problem
 from webapp.runs import cancel as cancel_signal
 from webapp.runs import privacy, real, runner
@@ -74,8 +75,8 @@ def solve(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def simulate(request: HttpRequest) -> HttpResponse:
-    asked = request.GET.get("problem", "")  # "Try your own program" on a problem's page
-    chosen = Problem.objects.visible_to(request.user).filter(pk=asked).first() if asked.isdigit() else None
+    asked = object_id(request.GET.get("problem"))  # "Try your own program" on a problem's page
+    chosen = Problem.objects.visible_to(request.user).filter(pk=asked).first() if asked else None
     # as a judge's editor opens: the problem chosen, its function's signature to fill in
     initial = {"problem": chosen.pk, "code": chosen.to_core().starter_code()} if chosen else {}
     form = SimulateForm(request.POST or None, user=request.user, initial=initial)

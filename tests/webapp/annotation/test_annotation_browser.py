@@ -57,7 +57,8 @@ def test_annotate_adjudicate_and_export(page_as, live_server, sim_run, ann1, ann
 
     # ann2: skip (space), undo (backspace), skip again, then reject (x) the wrong one.
     page2 = page_as(ann2)
-    page2.goto(f"{live_server.url}/annotation/next/")
+    page2.goto(f"{live_server.url}/annotation/")
+    page2.click('[data-testid="queue-start"]')  # claiming is a POST: the queue's form
     page2.wait_for_url(_review(right))
     page2.keyboard.press(" ")
     page2.wait_for_url(_review(wrong))

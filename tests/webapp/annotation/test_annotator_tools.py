@@ -44,7 +44,7 @@ def test_word_diff_marks_only_the_changed_words():
 def test_the_verdicts_fragment_diffs_the_correction_and_offers_the_traces_values(client, ann1, items):
     _, wrong = items
     client.force_login(ann1)
-    page = client.get(f"/annotation/items/{wrong.pk}/").content.decode()
+    page = client.post(f"/annotation/items/{wrong.pk}/", follow=True).content.decode()
     assert 'data-changed="0"' in page  # nothing edited yet
     assert page.count('data-testid="use-trace-value"') == 3  # y, the return value, the answer
     assert 'data-testid="reset"' in page and f'href="/annotation/items/{wrong.pk}/"' in page
@@ -60,7 +60,7 @@ def test_the_verdicts_fragment_diffs_the_correction_and_offers_the_traces_values
 def test_use_the_traces_value_without_javascript_fixes_one_claim_and_saves_nothing(client, ann1, items):
     _, wrong = items
     client.force_login(ann1)
-    client.get(f"/annotation/items/{wrong.pk}/")
+    client.post(f"/annotation/items/{wrong.pk}/", follow=True)
     page = client.post(f"/annotation/items/{wrong.pk}/fix/", {"text": WRONG_5, "fix": "1"}).content.decode()
     assert _textarea(page) == WRONG_5.replace("y becomes 7", "y becomes 6")
     assert not Annotation.objects.exists()
@@ -91,7 +91,7 @@ def test_fix_is_for_the_items_holder(client, ann1, ann2, alice, items):
 def test_the_review_header_shows_what_the_real_run_returned(client, ann1, items):
     _, wrong = items
     client.force_login(ann1)
-    page = client.get(f"/annotation/items/{wrong.pk}/").content.decode()
+    page = client.post(f"/annotation/items/{wrong.pk}/", follow=True).content.decode()
     assert re.search(r'data-testid="review-real">returned 6<', page)
 
 
@@ -100,7 +100,7 @@ def test_skips_are_not_counted_as_done(client, ann1, items):
     queue.claim(right, ann1)
     queue.submit(right, ann1, Annotation.SKIP, "")
     client.force_login(ann1)
-    page = client.get(f"/annotation/items/{wrong.pk}/").content.decode()
+    page = client.post(f"/annotation/items/{wrong.pk}/", follow=True).content.decode()
     assert "0 done so far" in page
     listing = client.get("/annotation/").content.decode()
     assert "<td>0 / 1</td>" in listing and "<td>1 / 1</td>" not in listing
@@ -117,11 +117,11 @@ def test_undo_after_a_skip_leaves_one_item_claimed(ann1, items):
     assert list(AnnotationItem.objects.filter(claimed_by=ann1).values_list("pk", flat=True)) == [first.pk]
 
 
-def test_opening_a_second_item_gives_the_first_back(client, ann1, items):
+def test_claiming_a_second_item_gives_the_first_back(client, ann1, items):
     right, wrong = items
     client.force_login(ann1)
-    client.get(f"/annotation/items/{right.pk}/")
-    client.get(f"/annotation/items/{wrong.pk}/")
+    client.post(f"/annotation/items/{right.pk}/", follow=True)
+    client.post(f"/annotation/items/{wrong.pk}/", follow=True)
     assert list(AnnotationItem.objects.filter(claimed_by=ann1).values_list("pk", flat=True)) == [wrong.pk]
 
 

@@ -28,6 +28,8 @@ def test_fix_with_the_traces_values_see_the_diff_and_reset(page_as, live_server,
     wrong = AnnotationItem.objects.get(simulation__test=1)
     page = page_as(ann1)
     page.goto(f"{live_server.url}/annotation/items/{wrong.pk}/")
+    page.click('[data-testid="claim-item"]')  # opening an item claims nothing: its page offers a claim
+    page.locator('[data-testid="review-real"]').wait_for()
     assert page.locator('[data-testid="review-real"]').inner_text() == "returned 6"
     text = page.locator('[data-testid="review-text"]')
     fixes = page.locator('[data-testid="use-trace-value"]')
@@ -63,6 +65,7 @@ def test_use_the_traces_value_works_without_javascript(browser, live_server, sim
     page = context.new_page()
     try:
         page.goto(f"{live_server.url}/annotation/items/{wrong.pk}/")
+        page.click('[data-testid="claim-item"]')  # a form: it works without JavaScript
         page.locator('[data-testid="use-trace-value"]').first.click()
         page.wait_for_url(re.compile(rf"/annotation/items/{wrong.pk}/fix/$"))
         assert page.locator('[data-testid="review-text"]').input_value() == WRONG_5.replace(

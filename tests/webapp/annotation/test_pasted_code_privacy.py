@@ -63,7 +63,7 @@ def test_pasted_code_against_a_public_problem_is_not_queued_unless_shared(
     assert not AnnotationItem.objects.exists()
     assert not shared_for_annotation(made)
     client.force_login(ann1)  # the annotator is served nothing of bob's
-    client.get("/annotation/next/")
+    client.post("/annotation/next/")  # claiming is a POST (item 17)
     assert not AnnotationItem.objects.filter(claimed_by=ann1).exists()
     out = io.StringIO()
     call_command("enqueue_annotations", "--all", stdout=out)  # nor does staff's "every shared run"
@@ -113,7 +113,7 @@ def test_items_queued_before_the_fix_are_withdrawn_and_annotators_cannot_open_th
     assert not AnnotationItem.objects.exists()
     client.force_login(ann1)
     assert client.get(f"/annotation/items/{leaked[0].pk}/").status_code == 404
-    client.get("/annotation/next/")
+    client.post("/annotation/next/")  # claiming is a POST (item 17)
     assert not AnnotationItem.objects.filter(claimed_by=ann1).exists()
     client.logout()
     assert client.get(f"/annotation/items/{leaked[0].pk}/").status_code == 302  # a visitor: log in

@@ -99,6 +99,7 @@ def test_a_wrong_answer_without_its_closing_tag_is_a_divergence_everywhere(
         text.startswith(f"{item.pk}\t") or text.startswith(f"{item.pk} ") for text in rows.all_inner_texts()
     )
     annotator.goto(f"{fake_site}/annotation/items/{item.pk}/")
+    annotator.click('[data-testid="claim-item"]')  # opening an item claims nothing: claiming is a POST
     review = annotator.locator('[data-testid="review-verification"] [data-testid="verification"]')
     assert review.get_attribute("data-label") == "diverges" and "returns 6" in review.inner_text()
     screenshot(annotator, "annotation-divergence")
