@@ -25,14 +25,19 @@ What is protected (each is tested in tests/simulator/execution/test_adversarial.
     its real interpreter file;
   - of the checkout, only the worker's own modules (``WORKER_MODULES``, bound file by file): no other
     source, no settings, no .env, no .git, no virtual environment;
-  - /dev (minimal), /proc (the sandbox's own), a private size-capped /tmp, and empty /root, /home, /run,
-    /var/tmp.
+  - /dev (minimal, read-only), /proc (the sandbox's own), a private size-capped /tmp, and empty /root,
+    /home, /run, /var/tmp.
   Everything else on the host (other projects, /srv, /opt, /work, world-readable files a deployer left)
   is not there at all. Bound paths under /tmp (a checkout cloned there) lie in a read-only tmpfs of
   their own, so the folders leading to them are not writable either.
-- The root and every tmpfs that hides a folder (site-packages, the data directory) are read-only: they
-  are never emptied between programs, so a file one program left there would reach the next. /tmp and
-  /dev/shm, emptied after each program, are the only writable places.
+- /dev is bwrap's minimal one (null, zero, full, random, urandom, tty, pts and ptmx, the fd links), its
+  folder read-only, as isolate binds /dev read-only: nothing can be made there (EROFS), and the devices
+  work as they do everywhere. /dev/shm is a tmpfs of its own, size-capped (``Limits.shm_size_mb``, 64 MB:
+  Docker's default /dev/shm, the same as /tmp), as nsjail sizes every tmpfs it mounts: a program cannot
+  fill the host's memory there (it gets ENOSPC), nor in /tmp (``Limits.tmp_size_mb``).
+- The root, /dev and every tmpfs that hides a folder (site-packages, the data directory) are read-only:
+  they are never emptied between programs, so a file one program left there would reach the next. /tmp
+  and /dev/shm, emptied after each program, are the only writable places.
 - A cleared environment (``--clearenv``): the host's variables never reach the program.
 - The data directory (embedded database, secret key, model weights and caches) is never bound, and is
   hidden behind an empty tmpfs wherever it lies (inside a bound folder too).
@@ -57,8 +62,8 @@ What is not protected:
   /proc/cpuinfo, the kernel's version).
 - A program runs in the same process as the harness, so it could forge its own result record; results are
   trustworthy against accidents and runaway code, not against code written to fool the judge.
-- Memory is bounded per process by RLIMIT_AS (and /tmp by its size), not by a cgroup; CPU share between
-  workers is not bounded beyond the per-program CPU-time limit.
+- Memory is bounded per process by RLIMIT_AS (and /tmp and /dev/shm by their sizes, outside it), not by a
+  cgroup; CPU share between workers is not bounded beyond the per-program CPU-time limit.
 """
 
 from __future__ import annotations
@@ -92,6 +97,7 @@ class Limits:
     memory_mb: int = 512  # RLIMIT_AS of the child
     file_size_mb: int = 16  # RLIMIT_FSIZE: the largest file it may write
     tmp_size_mb: int = 64  # size of the sandbox's /tmp (all files together)
+    shm_size_mb: int = 64  # size of the sandbox's /dev/shm (all files together; Docker's default)
     processes: int = 16  # RLIMIT_NPROC: processes and threads of the program at once
     open_files: int = 64  # RLIMIT_NOFILE
     output_kb: int = 1024  # stdout and stderr, each; more is killed with output_limit
@@ -156,10 +162,11 @@ def worker_files(python: Interpreter) -> list[str]:
     return paths
 
 
-def _minimal_root(python: Interpreter, tmp_size: int) -> list[str]:
+def _minimal_root(python: Interpreter, tmp_size: int, shm_size: int) -> list[str]:
     """bwrap arguments building the sandbox's file system on an empty root: the system's folders and
-    files, /dev, /proc, a private size-capped /tmp, the interpreter and the worker's modules read-only,
-    its site-packages behind empty tmpfs, and the conventional empty folders (HIDDEN_DIRS)."""
+    files, a minimal /dev with a size-capped /dev/shm of its own, /proc, a private size-capped /tmp, the
+    interpreter and the worker's modules read-only, its site-packages behind empty tmpfs, and the
+    conventional empty folders (HIDDEN_DIRS)."""
     args: list[str] = []
     for folder in SYSTEM_DIRS:
         if os.path.islink(folder):
@@ -172,6 +179,7 @@ def _minimal_root(python: Interpreter, tmp_size: int) -> list[str]:
         elif os.path.exists(path):
             args += ["--ro-bind", path, path]
     args += ["--dev", "/dev", "--proc", "/proc"]
+    args += ["--perms", "1777", "--size", str(shm_size), "--tmpfs", "/dev/shm"]
     args += ["--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/tmp"]
     made = {"/", "/tmp"}
     for top in _tops_in_tmp(python):  # a read-only folder of its own, as the root is
@@ -234,11 +242,11 @@ def _hide_private_data() -> list[str]:
 
 
 def _read_only(python: Interpreter) -> list[str]:
-    """bwrap arguments making the root (with the empty HIDDEN_DIRS in it) and every hiding tmpfs
+    """bwrap arguments making the root (with the empty HIDDEN_DIRS in it), /dev and every hiding tmpfs
     read-only, once everything is mounted: they are never emptied between programs, so a file one program
-    left there would reach the next. /tmp and /dev/shm, emptied after each program, are the writable
-    places."""
-    folders = ["/", *_tops_in_tmp(python), *python.site_packages, str(config.data_dir())]
+    left there would reach the next. /tmp and /dev/shm, mounts of their own emptied after each program,
+    are the writable places."""
+    folders = ["/", "/dev", *_tops_in_tmp(python), *python.site_packages, str(config.data_dir())]
     return [arg for folder in dict.fromkeys(folders) for arg in ("--remount-ro", folder)]
 
 
@@ -269,7 +277,7 @@ def worker_command(
         "--disable-userns",
         "--die-with-parent",
         "--new-session",
-        *_minimal_root(found, limits.tmp_size_mb * 1024 * 1024),
+        *_minimal_root(found, limits.tmp_size_mb * 1024 * 1024, limits.shm_size_mb * 1024 * 1024),
         *_hide_private_data(),
         *_read_only(found),
         "--clearenv",

@@ -25,7 +25,9 @@ import pytest
 from simulator.execution import Limits, Pool, Program, SandboxError
 from simulator.execution.sandbox import NOBODY
 
-SMALL = Limits(memory_mb=256, file_size_mb=8, tmp_size_mb=32, processes=8, open_files=64, output_kb=256)
+SMALL = Limits(
+    memory_mb=256, file_size_mb=8, tmp_size_mb=32, shm_size_mb=16, processes=8, open_files=64, output_kb=256
+)
 SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 BENCHMARKS = SHARED / "benchmarks"
 VARIANTS = ["root", "unprivileged"]

@@ -553,3 +553,65 @@ def test_the_apps_installed_packages_are_not_importable(pool: Pool) -> None:
     result = run(pool, "import django\n")
     assert result.status == "runtime_error"
     assert result.exception is not None and result.exception.type == "ModuleNotFoundError"
+
+
+# --- /dev and /dev/shm (issue 51, items 5 and 6): /dev is read-only, as isolate binds it; /dev/shm is a
+# tmpfs of its own with a size cap, as nsjail and Docker give one.
+
+
+def test_a_file_written_in_dev_does_not_reach_the_next_program(pool: Pool) -> None:
+    """A program leaves a file in /dev (a tmpfs that was writable and never emptied): a later program,
+    another user's, on the same worker finds nothing of it."""
+    path = f"/dev/execsim-canary-{uuid.uuid4().hex}"
+    leave = f"try:\n    open({path!r}, 'w').write({SECRET!r})\nexcept OSError:\n    pass\n"
+    look = f"import os\nprint(os.path.lexists({path!r}))\n"
+    for _ in range(pool.workers):  # on each worker
+        assert run(pool, leave).status == "ok"
+    for _ in range(pool.workers):
+        result = run(pool, look)
+        assert (result.status, result.stdout) == ("ok", "False\n"), result.message
+    assert not os.path.lexists(path)  # nor did it reach the host's /dev
+    assert_healthy(pool)
+
+
+def test_nothing_can_be_made_in_dev_but_its_devices_work(pool: Pool) -> None:
+    """Creating a file, a folder or a link in /dev fails (EROFS); what programs use of it still works:
+    writing to /dev/null, reading /dev/zero and /dev/urandom."""
+    name = f"/dev/execsim-{uuid.uuid4().hex}"
+    code = (
+        "import errno, os\n"
+        f"for what, make in [('file', lambda: open({name!r}, 'w')), ('folder', lambda: os.mkdir({name!r})),"
+        f" ('link', lambda: os.symlink('/tmp', {name!r}))]:\n"
+        "    try:\n        make()\n        print(what, 'made')\n"
+        "    except OSError as exc:\n        print(what, errno.errorcode[exc.errno])\n"
+        "open('/dev/null', 'w').write('x' * 1000)\n"
+        "print(len(open('/dev/zero', 'rb').read(10)), len(open('/dev/urandom', 'rb').read(10)))\n"
+    )
+    result = run(pool, code)
+    assert result.status == "ok", result.message
+    assert result.stdout.splitlines() == ["file EROFS", "folder EROFS", "link EROFS", "10 10"]
+    assert_healthy(pool)
+
+
+def test_dev_shm_is_size_capped(pool: Pool) -> None:
+    """A program writes files into /dev/shm (each under the file-size limit) far past any cap: it gets
+    ENOSPC at the cap, not the host's memory; the next program finds /dev/shm empty, its space free."""
+    code = (
+        "import errno, os\nwritten = 0\ntry:\n    for i in range(32):\n"
+        "        with open(f'/dev/shm/f{i}', 'wb') as f:\n            for _ in range(8):\n"
+        "                f.write(b'x' * 2 ** 20)\n                written += 1\n"
+        "    print('none', written)\nexcept OSError as exc:\n    print(errno.errorcode[exc.errno], written)\n"
+        "st = os.statvfs('/dev/shm')\nprint(st.f_blocks * st.f_frsize // 2 ** 20)\n"
+    )
+    result = run(pool, code, timeout=5.0)
+    assert result.status == "ok", result.message
+    (error, written), (size,) = (line.split() for line in result.stdout.splitlines())
+    assert (error, int(size)) == ("ENOSPC", SMALL.shm_size_mb), result.stdout
+    assert int(written) <= SMALL.shm_size_mb
+    look = (
+        "import os\nst = os.statvfs('/dev/shm')\nprint(os.listdir('/dev/shm'), st.f_bfree == st.f_blocks)\n"
+    )
+    for _ in range(pool.workers):
+        after = run(pool, look)
+        assert (after.status, after.stdout) == ("ok", "[] True\n"), after.message
+    assert_healthy(pool)

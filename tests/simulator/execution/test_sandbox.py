@@ -98,6 +98,14 @@ def test_tmp_is_size_capped() -> None:
     assert command[i - 3 : i] == ["--size", str(5 * 1024 * 1024), "--tmpfs"]
 
 
+def test_dev_shm_is_a_size_capped_tmpfs_and_dev_is_read_only() -> None:
+    command = worker_command(Limits(shm_size_mb=7))
+    i = command.index("/dev/shm", command.index("--unshare-all"))
+    assert command[i - 5 : i] == ["--perms", "1777", "--size", str(7 * 1024 * 1024), "--tmpfs"]
+    j = command.index("/dev", command.index("--remount-ro"))
+    assert command[j - 1] == "--remount-ro" and j > i  # after /dev/shm is mounted in it
+
+
 def test_worker_refuses_to_run_outside_its_sandbox() -> None:
     assert not in_sandbox()
 
