@@ -213,6 +213,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = EXECSIM_MAX_UPLOAD_BYTES + 100_000
 FILE_UPLOAD_MAX_MEMORY_SIZE = EXECSIM_MAX_UPLOAD_BYTES + 100_000
 # a gzipped import file, once unpacked (webapp/problems/importers.py)
 EXECSIM_MAX_IMPORT_BYTES = envint("EXECSIM_MAX_IMPORT_BYTES", 50_000_000, minimum=1)
+# records in one import (a benchmark file: CRUXEval's 800, MBPP's 974), and problems one user owns
+# (imported or written): one 5 MB upload made 10,000 public problems in 15 s (issue 51, item 11)
+EXECSIM_MAX_IMPORT_RECORDS = envint("EXECSIM_MAX_IMPORT_RECORDS", 1000, minimum=1)
+EXECSIM_MAX_PROBLEMS_PER_USER = envint("EXECSIM_MAX_PROBLEMS_PER_USER", 5000, minimum=1)
 
 # The trace explorer and the annotation queue (docs/explorer.md, docs/annotation.md): the step cap of a
 # trace recorded for the explorer or the queue, how long an annotator holds a claimed item, and how many

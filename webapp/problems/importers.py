@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from simulator.benchmarks import convert
 from simulator.problem import Problem, ProblemError
 from simulator.source import load_json
-from webapp.limits import problem_errors
+from webapp.limits import LimitExceeded, problem_errors
 from webapp.problems.models import Problem as SavedProblem
+from webapp.problems.models import check_room_for
 
 
 @dataclass
@@ -32,26 +34,36 @@ class ImportResult:
     errors: list[str] = field(default_factory=list)  # "record N: field: message"
     records: int = 0  # records read from the file
     already: int = 0  # importable records ``save`` left out: the owner has them from this source already
+    limit_hit: str = ""  # the setting whose limit refused the file, if one did
 
     def save(self, owner: Any, *, source: str, is_public: bool) -> list[Any]:
         """The problems that could be imported, created for ``owner`` together (all or none), but for
         those the owner imported from the same source before (the same title, or the same benchmark
         record id: a title the converter words anew is still the same record), counted in ``already``:
-        uploading a file again adds only what is new in it."""
+        uploading a file again adds only what is new in it. Raises LimitExceeded, creating nothing,
+        when the new ones would take the owner past ``EXECSIM_MAX_PROBLEMS_PER_USER``."""
         with transaction.atomic():
+            # the owner's row locked: two imports of one user at once cannot both pass the count below
+            get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
             mine = SavedProblem.objects.filter(owner=owner, source=source).values_list("title", "extra")
             seen = set().union(*(_keys(title, extra) for title, extra in mine))
-            created = []
+            fresh = []
             for problem in self.problems:
                 keys = _keys(problem.title[: SavedProblem.TITLE_CHARS], problem.extra)
                 if keys & seen:
                     self.already += 1
                     continue
                 seen |= keys
-                created.append(
-                    SavedProblem.create_from_core(problem, owner, source=source, is_public=is_public)
-                )
-            return created
+                fresh.append(problem)
+            try:
+                check_room_for(owner, len(fresh), "this import")
+            except LimitExceeded:
+                self.limit_hit = "EXECSIM_MAX_PROBLEMS_PER_USER"
+                raise
+            return [
+                SavedProblem.create_from_core(problem, owner, source=source, is_public=is_public)
+                for problem in fresh
+            ]
 
     def summary(self, created: int) -> str:
         """What an import did, in a sentence: how many problems it added, and how many it found there."""
@@ -124,6 +136,8 @@ def parse_records(raw: bytes) -> list[Any]:
 
 
 def import_problems(raw: bytes, fmt: str) -> ImportResult:
+    """The file's records converted and checked; a file of more than ``EXECSIM_MAX_IMPORT_RECORDS``
+    records is refused whole before any is converted (converting and saving is the costly part)."""
     result = ImportResult()
     try:
         records = parse_records(raw)
@@ -131,6 +145,14 @@ def import_problems(raw: bytes, fmt: str) -> ImportResult:
         result.errors.append(str(exc))
         return result
     result.records = len(records)
+    limit = settings.EXECSIM_MAX_IMPORT_RECORDS
+    if len(records) > limit:
+        result.errors.append(
+            f"file: holds {len(records):,} records; one import takes at most {limit:,}: "
+            "split the file into smaller ones"
+        )
+        result.limit_hit = "EXECSIM_MAX_IMPORT_RECORDS"
+        return result
     for number, record in enumerate(records, start=1):
         where = f"record {number}" if len(records) > 1 else "problem"
         try:

@@ -11,6 +11,7 @@ from django.db.models import Q, QuerySet
 from simulator.problem import Problem as CoreProblem
 from simulator.problem import TestCase as CoreTestCase
 from webapp.accounts.roles import is_staff
+from webapp.limits import LimitExceeded
 from webapp.text import storable
 
 
@@ -99,3 +100,23 @@ class TestCase(models.Model):
 
     class Meta:
         ordering = ["order", "id"]
+
+
+def _problems(count: int) -> str:
+    return f"{count:,} problem{'' if count == 1 else 's'}"
+
+
+def check_room_for(owner: Any, adding: int, doing: str | None = None) -> None:
+    """Raise LimitExceeded unless ``owner`` may own ``adding`` more problems: at most
+    ``EXECSIM_MAX_PROBLEMS_PER_USER``, imported or written in the editor (one 5 MB upload made 10,000
+    public problems in 15 s, issue 51, item 11). ``doing`` names what would add them ("this import")
+    in the message; callers lock the owner's row first where two requests could race."""
+    limit = settings.EXECSIM_MAX_PROBLEMS_PER_USER
+    owned = Problem.objects.filter(owner=owner).count()
+    if owned + adding <= limit:
+        return
+    adds = f" and {doing} would add {adding:,}" if doing else ""
+    raise LimitExceeded(
+        f"You own {_problems(owned)}{adds}: the limit is {_problems(limit)} per user. "
+        "Delete some first, or ask the site's staff to raise it."
+    )

@@ -17,13 +17,13 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from simulator.problem import Problem as CoreProblem
-from webapp.limits import problem_errors
+from webapp.limits import LimitExceeded, problem_errors
 from webapp.pages import page_of
 from webapp.params import BadNumber, bounded_int
 from webapp.problems.forms import ImportForm, ProblemForm, TestCaseFormSet
 from webapp.problems.importers import import_problems
 from webapp.problems.markdown import render_statement
-from webapp.problems.models import Problem, TestCase
+from webapp.problems.models import Problem, TestCase, check_room_for
 from webapp.runs.forms import SolveForm
 from webapp.runs.models import Run
 
@@ -220,6 +220,12 @@ def problem_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     elif data is not None:
         valid = form.is_valid() & formset.is_valid()  # both, so that every error shows at once
         errors = _core_errors(form, formset)
+        if problem.pk is None:  # a new problem counts against its owner's limit; edits never do
+            try:
+                check_room_for(request.user, 1)
+            except LimitExceeded as exc:
+                form.add_error(None, str(exc))
+                valid = False
         if valid and not errors:
             with transaction.atomic():
                 problem = form.save()
@@ -250,7 +256,11 @@ def problem_import(request: HttpRequest) -> HttpResponse:
         result = import_problems(data["file"].read(), data["format"])
         errors, importable = result.errors, len(result.problems)
         if importable and (not errors or data["skip_bad"]):
-            created = result.save(request.user, source=data["format"], is_public=data["is_public"])
+            try:
+                created = result.save(request.user, source=data["format"], is_public=data["is_public"])
+            except LimitExceeded as exc:
+                context = {"form": form, "errors": [str(exc)], "importable": 0, **_import_limits()}
+                return render(request, "problems/import.html", context)
             report = messages.success if created else messages.info  # nothing new is not a success
             report(request, result.summary(len(created)))
             if errors:
@@ -258,10 +268,13 @@ def problem_import(request: HttpRequest) -> HttpResponse:
             if len(created) == 1:
                 return redirect("problems:detail", pk=created[0].pk)
             return redirect("problems:list")
-    context = {
-        "form": form,
-        "errors": errors,
-        "importable": importable,
-        "max_upload": settings.EXECSIM_MAX_UPLOAD_BYTES,
-    }
+    context = {"form": form, "errors": errors, "importable": importable, **_import_limits()}
     return render(request, "problems/import.html", context)
+
+
+def _import_limits() -> dict[str, int]:
+    """What the import page says one may upload: bytes, and records per file."""
+    return {
+        "max_upload": settings.EXECSIM_MAX_UPLOAD_BYTES,
+        "max_records": settings.EXECSIM_MAX_IMPORT_RECORDS,
+    }

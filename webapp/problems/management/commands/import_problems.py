@@ -1,6 +1,8 @@
 """``manage.py import_problems FILE --format F --owner USER [--private] [--skip-bad]``: the import page's
 work from the command line, for files over the upload limit (the Code Jam dev file is 10 MB) and for
-setting up a class or a server without a browser. Same converters, limits and all-or-none rule."""
+setting up a class or a server without a browser. Same converters, limits and all-or-none rule: a file
+over ``EXECSIM_MAX_IMPORT_RECORDS`` records, or an owner past ``EXECSIM_MAX_PROBLEMS_PER_USER``, is
+refused, and the message names the setting an operator may raise for one command."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from simulator.benchmarks import FORMATS
+from webapp.limits import LimitExceeded
 from webapp.problems.importers import import_problems
 
 
@@ -42,11 +45,21 @@ class Command(BaseCommand):
             hint = (
                 f"\n{len(result.problems)} record(s) could be imported: give --skip-bad to import them"
                 if result.problems
-                else ""
+                else _raise_hint(result.limit_hit)
             )
             reasons = result.reasons(20, sep="\n")
             raise CommandError(f"nothing was imported:\n{reasons}{hint}")
-        created = result.save(owner, source=options["format"], is_public=not options["private"])
+        try:
+            created = result.save(owner, source=options["format"], is_public=not options["private"])
+        except LimitExceeded as exc:
+            raise CommandError(f"nothing was imported:\n{exc}{_raise_hint(result.limit_hit)}") from None
         if result.errors:
             self.stderr.write(result.skipped())
         return f"For {owner.username}: {result.summary(len(created))}"
+
+
+def _raise_hint(setting: str) -> str:
+    """How an operator lets one command past a limit the site keeps for everyone."""
+    if not setting:
+        return ""
+    return f"\n(the limit is {setting}; for this command: {setting}=N manage.py import_problems ...)"
