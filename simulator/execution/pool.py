@@ -31,7 +31,7 @@ from typing import IO, Any
 from simulator.compare import outputs_match
 from simulator.execution.program import Program
 from simulator.execution.result import STATUSES, ExceptionInfo, ExecutionResult
-from simulator.execution.sandbox import Limits, SandboxError, worker_command
+from simulator.execution.sandbox import Limits, SandboxError, module_fds, worker_command, worker_sources
 from simulator.execution.trace import DEFAULT_MAX_STEPS, HEADER_FIELDS, Trace, decode_steps
 from simulator.execution.worker import decode_report, write_message
 
@@ -48,7 +48,7 @@ Progress = Callable[[int, int], None]
 class _Worker:
     """One sandboxed worker process and its pipes."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], pass_fds: Sequence[int] = ()) -> None:
         self.log: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115  (lives as long as the worker)
         self.timed_out = False
         self.process = subprocess.Popen(
@@ -58,6 +58,7 @@ class _Worker:
             stderr=self.log,
             env=_host_env(),
             bufsize=0,
+            pass_fds=pass_fds,
         )
         info = self._receive(START_TIMEOUT_S)
         if not info or not info.get("ready"):
@@ -136,9 +137,12 @@ class Pool:
     ) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.limits = limits or Limits()
-        self.command = worker_command(
-            self.limits, python=python, run_as_uid=run_as_uid, setup_as_root=setup_as_root
-        )
+        self._sources = worker_sources()  # the worker's modules: every worker runs the code of now
+        self._options: dict[str, Any] = {
+            "python": python, "run_as_uid": run_as_uid, "setup_as_root": setup_as_root,
+        }  # fmt: skip
+        with module_fds(self._sources) as fds:  # a sandbox that cannot start fails here, not later
+            worker_command(self.limits, fds, **self._options)
         self._idle: deque[_Worker] = deque()  # oldest released first
         self._started = 0  # workers started or starting, not yet discarded
         self._lock = threading.Lock()
@@ -172,8 +176,13 @@ class Pool:
             worker.close()
         self._launcher.shutdown(wait=False)
 
+    def _start_worker(self) -> _Worker:
+        """Start one worker (in the launcher thread): its modules go in through fds of its own."""
+        with module_fds(self._sources) as fds:
+            return _Worker(worker_command(self.limits, fds, **self._options), tuple(fds.values()))
+
     def _spawn(self) -> _Worker:
-        worker = self._launcher.submit(_Worker, self.command).result()
+        worker = self._launcher.submit(self._start_worker).result()
         with self._lock:
             self._all.add(worker)
         return worker

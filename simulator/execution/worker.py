@@ -21,9 +21,9 @@ the worker: makes a fresh working directory under /tmp and a memfd holding the g
 child that points fds 0-3 at that memfd and at its pipes (fd 4 at the steps memfd), sets rlimits,
 seeds ``random`` and runs the harness; drains the pipes with caps under the wall clock (poll on the
 pipes and a pidfd); reaps the child (its rusage gives the peak memory); kills every other process
-left in the sandbox (the worker is their subreaper); empties /tmp and /dev/shm, whatever the program
-did to its folders, but for the folders bwrap made there (``_take_skeleton``: a data directory masked
-under /tmp), which it keeps as made; reads the steps a traced child streamed.
+left in the sandbox (the worker is the sandbox's pid 1: every orphan is its child); empties /tmp and
+/dev/shm (two tmpfs of the sandbox's own, holding nothing but the programs' files), whatever the
+program did to its folders; reads the steps a traced child streamed.
 
 A fork costs far more than the child's own work: every page the child or the worker writes afterwards
 is copied on a fault. So the worker keeps what it imports small and does what it can once, before
@@ -55,7 +55,6 @@ _STEPS_FD = 4  # in the child: the steps memfd
 # Made once: json.dumps with separators makes a JSONEncoder on every call, in the worker and in each child.
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 _PR_SET_DUMPABLE = 4
-_PR_SET_CHILD_SUBREAPER = 36
 _GRACE_S = 0.2  # after the child exits, how long to wait for its pipes to close
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 # Modules a program commonly imports: loaded once in the worker, so each forked child has them free.
@@ -144,7 +143,7 @@ def _child(
         timeout = float(request["program"].get("timeout_s", 3.0))
         cpu = max(1, math.ceil(timeout))
         mb = 1024 * 1024
-        nproc = limits["processes"] + 2  # the worker and bwrap's init count too
+        nproc = limits["processes"] + 1  # the worker counts too (sandbox.SANDBOX_OVERHEAD_PROCESSES)
         for which, value in (
             (resource.RLIMIT_CORE, (0, 0)),
             (resource.RLIMIT_CPU, (cpu, cpu + 1)),
@@ -206,21 +205,19 @@ _sandboxed: bool | None = None
 
 
 def in_sandbox() -> bool:
-    """Whether this process runs in a bwrap pid namespace (where ``kill(-1)`` reaches only the sandbox).
+    """Whether this process is the worker bwrap started as the pid 1 of its own pid namespace
+    (``--as-pid-1``), where ``kill(-1)`` reaches only the sandbox's processes.
 
     Checked once per process (no process leaves its pid namespace), not once per program."""
     global _sandboxed
     if _sandboxed is None:
-        try:
-            with open("/proc/1/comm", encoding="utf-8") as handle:
-                _sandboxed = handle.read().strip() == "bwrap"
-        except OSError:
-            _sandboxed = False
+        _sandboxed = os.getpid() == 1
     return _sandboxed
 
 
 def _kill_everything_else() -> None:
-    """Kill every process left in the sandbox but this one, and reap them (we are their subreaper)."""
+    """Kill every process left in the sandbox but this one, and reap them (as the sandbox's pid 1, the
+    worker is every orphan's parent)."""
     if not in_sandbox():  # outside a pid namespace kill(-1) would hit the host's processes
         raise RuntimeError("the worker only runs inside its sandbox")
     while True:
@@ -234,53 +231,13 @@ def _kill_everything_else() -> None:
             return
 
 
-# What bwrap put in /tmp and /dev/shm before any program ran (``_take_skeleton``): the folders leading to its
-# own mount points there and those mount points. Path -> the mode to give it back (None: a read-only mount,
-# folder or file, left alone). Empty unless a masked or bound path lies under /tmp (a data directory in
-# /tmp, a checkout under /tmp whose worker modules are bound there).
-_skeleton: dict[str, int | None] = {}
-
-
-def _take_skeleton() -> None:
-    """Note the sandbox's own folders in /tmp and /dev/shm, once, before the first program.
-
-    bwrap mounts the masked data directory (a read-only tmpfs), and binds the interpreter and the
-    worker's modules (files), where they lie: under /tmp it makes the folders leading to them in the
-    sandbox's /tmp. Those folders
-    and mount points cannot be removed (``rmdir`` of a mount point is EBUSY), so ``_empty_tmp`` keeps
-    them, as they were, and removes what a program put in them (a writable mount included); read-only
-    mounts are left alone. Anything else left in /tmp is the programs' and goes."""
-    found: dict[str, int | None] = {}
-    for root in ("/tmp", "/dev/shm"):
-        try:
-            stack = [(root, os.stat(root).st_dev)]
-        except FileNotFoundError:
-            continue
-        while stack:
-            folder, device = stack.pop()
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    info = entry.stat(follow_symlinks=False)
-                    if not entry.is_dir(follow_symlinks=False):
-                        if info.st_dev != device:  # a file bound there (a module of the worker)
-                            found[entry.path] = None
-                        continue
-                    if info.st_dev != device and os.statvfs(entry.path).f_flag & os.ST_RDONLY:
-                        found[entry.path] = None
-                        continue
-                    found[entry.path] = info.st_mode & 0o7777
-                    stack.append((entry.path, info.st_dev))
-    global _skeleton
-    _skeleton = found
-
-
 def _empty_tmp() -> None:
-    """Empty the sandbox's private /tmp and /dev/shm (outside a sandbox these would be the host's),
-    but for the sandbox's own folders there (``_take_skeleton``), which are emptied instead.
+    """Empty the sandbox's private /tmp and /dev/shm (outside a sandbox these would be the host's).
 
-    Called after the kill sweep, when nothing else runs in the sandbox. Whatever cannot be removed
-    raises: the worker then exits and its sandbox, /tmp included, goes with it, rather than let the
-    next program see it."""
+    Both are tmpfs of the sandbox's own, holding nothing of bwrap's (nothing the sandbox shows of the
+    host lies in them), so everything in them is the programs' and goes. Called after the kill sweep,
+    when nothing else runs in the sandbox. Whatever cannot be removed raises: the worker then exits and
+    its sandbox, /tmp included, goes with it, rather than let the next program see it."""
     if not in_sandbox():
         raise RuntimeError("the worker only runs inside its sandbox")
     _empty_folder("/tmp")
@@ -288,20 +245,9 @@ def _empty_tmp() -> None:
 
 
 def _empty_folder(folder: str) -> None:
-    try:
-        entries = list(os.scandir(folder))
-    except FileNotFoundError:
-        return
-    for entry in entries:
+    for entry in list(os.scandir(folder)):
         if not entry.is_dir(follow_symlinks=False):
-            if entry.path not in _skeleton:  # a file bound there stays (read-only, cannot be removed)
-                os.unlink(entry.path)
-            continue
-        if entry.path in _skeleton:  # the sandbox's own: kept, as it was, and emptied
-            mode = _skeleton[entry.path]
-            if mode is not None:  # None: a read-only mount, where no program can write
-                os.chmod(entry.path, mode)
-                _empty_folder(entry.path)
+            os.unlink(entry.path)
             continue
         try:
             os.rmdir(entry.path)  # the usual case: a program's working directory, left empty
@@ -498,7 +444,7 @@ def _prctl(option: int, value: int) -> None:
 
 def main() -> None:
     if not in_sandbox():
-        sys.exit("simulator.execution.worker runs only inside its bwrap sandbox (started by Pool)")
+        sys.exit("simulator.execution.worker runs only as the pid 1 of its bwrap sandbox (started by Pool)")
     limits = json.loads(sys.argv[1])
     # The protocol moves off fds 0/1 so that nothing printed by accident can corrupt it.
     requests = os.fdopen(os.dup(0), "rb")
@@ -506,7 +452,6 @@ def main() -> None:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     _prctl(_PR_SET_DUMPABLE, 0)
     for name in PRELOAD:
         __import__(name)
@@ -514,7 +459,6 @@ def main() -> None:
 
     streams = _child_streams()
     steps_fd = steps_memfd(limits["result_mb"] * 1024 * 1024)
-    _take_skeleton()
     seccomp.install()  # once, before any fork: every child inherits it (and cannot remove it)
     write_message(responses, {"ready": True, "uid": os.getuid(), "pid": os.getpid()})
     while (request := read_message(requests)) is not None:

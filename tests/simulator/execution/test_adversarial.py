@@ -6,9 +6,11 @@ All go through the pool, once as root and once as the unprivileged user (see san
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import time
 import uuid
@@ -154,13 +156,15 @@ def test_parent_secrets_are_out_of_reach(pool: Pool) -> None:
 
 
 def test_the_data_directory_is_hidden(pool: Pool) -> None:
-    """The embedded database and secret key live in the data directory: the program sees it empty."""
+    """The embedded database and secret key live in the data directory: the program does not find it
+    (it lies in no folder the sandbox shows: were it in one, it would be an empty tmpfs)."""
     secret_file = config.data_dir() / f"execsim-private-{uuid.uuid4().hex}"
     secret_file.write_text(SECRET)
     secret_file.chmod(0o644)  # readable by anyone on the host: only the sandbox's view protects it
     try:
         code = (
-            f"import os\nprint(os.listdir({str(config.data_dir())!r}))\n"
+            f"import os\ndata = {str(config.data_dir())!r}\n"
+            "print(os.listdir(data) if os.path.exists(data) else 'absent')\n"
             f"try:\n    print(open({str(secret_file)!r}).read())\n"
             "except OSError:\n    print('refused')\n"
         )
@@ -168,7 +172,7 @@ def test_the_data_directory_is_hidden(pool: Pool) -> None:
     finally:
         secret_file.unlink()
     assert result.status == "ok", result.message
-    assert result.stdout.split("\n")[:2] == ["[]", "refused"]
+    assert result.stdout.split("\n")[:2] == ["absent", "refused"]
     assert SECRET not in result.stdout
 
 
@@ -190,10 +194,27 @@ def test_writing_outside_the_temporary_directory_fails(pool: Pool) -> None:
     assert_healthy(pool)
 
 
+def test_the_program_cannot_kill_its_worker_with_a_signal_it_does_not_handle(pool: Pool) -> None:
+    """The worker is its sandbox's pid 1: the kernel drops every signal sent to it from inside the
+    sandbox for which it has no handler (SIGKILL, SIGTERM, SIGSTOP included), and ``kill(-1)`` spares
+    it. The program goes on and ends normally; the worker runs the next program."""
+    code = (
+        "import os, signal\nfor number in (signal.SIGKILL, signal.SIGTERM, signal.SIGSTOP, signal.SIGSEGV):\n"
+        "    os.kill(os.getppid(), number)\nos.kill(1, signal.SIGKILL)\n"
+        "try:\n    os.kill(-1, signal.SIGKILL)\nexcept ProcessLookupError:\n    pass\n"  # ESRCH
+        "print(os.getppid(), 'alive')\n"
+    )
+    for _ in range(pool.workers):
+        result = run(pool, code)
+        assert (result.status, result.stdout) == ("ok", "1 alive\n"), result.message
+    assert_healthy(pool)
+    assert_healthy(pool)  # both workers
+
+
 def test_killing_the_worker_is_reported_and_it_is_replaced(pool: Pool) -> None:
-    result = run(pool, "import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(5)\n")
-    assert result.status == "killed"
-    result = run(pool, "import os, signal\nos.kill(-1, signal.SIGKILL)\n")
+    """SIGINT is the one signal the worker handles (Python's KeyboardInterrupt): a program that sends
+    it ends its worker, which the pool reports as ``killed`` and replaces."""
+    result = run(pool, "import os, signal, time\nos.kill(os.getppid(), signal.SIGINT)\ntime.sleep(5)\n")
     assert result.status == "killed"
     assert_healthy(pool)
     assert_healthy(pool)  # both workers
@@ -294,14 +315,10 @@ def test_the_program_and_its_worker_are_both_under_the_seccomp_filter(pool: Pool
     assert_healthy(pool)
 
 
-# What is in /tmp, /dev/shm and the program's own directory, leaving out the program's directory and
-# bwrap's own folders (those leading to a mount point under /tmp: there when the checkout or the data
-# directory lies under /tmp; the test below checks what a program can do to them).
+# What is in /tmp, /dev/shm and the program's own directory, leaving out the program's directory.
 LOOK_AROUND = (
     "import os\nhere = os.path.basename(os.getcwd())\n"
-    "mounts = [line.split()[4] for line in open('/proc/self/mountinfo')]\n"
-    "bwraps = {m.split('/')[2] for m in mounts if m.startswith('/tmp/')}\n"
-    "print(sorted(set(os.listdir('/tmp')) - {here} - bwraps), os.listdir('/dev/shm'), os.listdir('.'))\n"
+    "print(sorted(set(os.listdir('/tmp')) - {here}), os.listdir('/dev/shm'), os.listdir('.'))\n"
 )
 
 
@@ -324,9 +341,9 @@ def test_files_in_locked_folders_do_not_reach_the_next_program(pool: Pool) -> No
 
 
 def test_nothing_left_in_a_hidden_folder_reaches_the_next_program(pool: Pool) -> None:
-    """The folders the sandbox hides behind an empty tmpfs (/root, /home, /run, /var/tmp, the data
-    directory) are never emptied between programs: a program cannot write there (they are read-only), so
-    the next program on the same worker finds nothing it left."""
+    """The empty folders of the sandbox's root (/root, /home, /run, /var/tmp) are never emptied between
+    programs: a program cannot write there (EROFS: the root is read-only), nor make the data directory's
+    path (ENOENT: it is not there), so the next program on the same worker finds nothing it left."""
     name = f"execsim-left-{uuid.uuid4().hex}"
     folders = [d for d in ("/root", "/home", "/run", "/var/tmp") if os.path.isdir(d)]
     folders.append(str(config.data_dir()))
@@ -344,9 +361,8 @@ def test_nothing_left_in_a_hidden_folder_reaches_the_next_program(pool: Pool) ->
         assert (result.status, result.stdout) == ("ok", "[]\n"), result.message
     for result in left:
         assert result.status == "ok", result.message
-        assert [line.split()[::2] for line in result.stdout.splitlines()] == [["refused", "EROFS"]] * len(
-            targets
-        ), result.stdout
+        expected = [["refused", "EROFS"]] * (len(targets) - 1) + [["refused", "ENOENT"]]
+        assert [line.split()[::2] for line in result.stdout.splitlines()] == expected, result.stdout
     for target in targets:
         assert not os.path.lexists(target)  # nor did it reach the host
     assert_healthy(pool)
@@ -364,53 +380,37 @@ def test_folders_nested_thousands_deep_are_removed(pool: Pool) -> None:
         assert result.stdout == "[] [] []\n"
 
 
-# Every folder under /tmp but the program's own, with its mode and contents; read-only mounts (the
-# data directory's tmpfs, the interpreter or checkout when they lie under /tmp) are listed, not entered.
+# Every folder under /tmp but the program's own, with its mode and contents.
 WALK_TMP = (
     "import os\nhere = os.getcwd()\nmine = os.path.basename(here)\n"
     "for root, folders, files in os.walk('/tmp'):\n"
     "    folders.sort()\n"
     "    if root != here:\n"
     "        print(root, oct(os.stat(root).st_mode), sorted(set(folders) - {mine}), sorted(files))\n"
-    "    if os.statvfs(root).f_flag & os.ST_RDONLY:\n"
-    "        folders.clear()\n"
 )
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_what_a_program_leaves_in_the_sandboxs_own_folders_in_tmp_does_not_reach_the_next(
+def test_a_data_directory_under_tmp_leaves_nothing_in_the_sandboxs_tmp(
     variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the data directory under /tmp, the sandbox's /tmp holds bwrap's own folders (leading to the
-    data directory's tmpfs, a read-only mount point). A program fills the folders and locks them with
-    chmod (writing in the tmpfs fails): the next program finds them as bwrap made them. One that moves
-    them away ends its worker (they cannot be removed, so that sandbox goes), and the next program finds
-    them as made, on a fresh worker."""
+    """With the data directory under /tmp (as the browser tests' site has it), the sandbox's /tmp is
+    empty all the same: the data directory lies in no folder the sandbox shows, so nothing of it (no
+    mask, no folder leading to one) is made there. A program that makes the data directory's path
+    there, fills it and locks it with chmod leaves nothing for the next program."""
     with data_dir_under_tmp(monkeypatch) as data:
         pool = make_pool(variant, workers=1)  # generous time limits: what is tested is what stays, not speed
         try:
             made = run(pool, WALK_TMP, timeout=5.0)
-            assert made.status == "ok", made.message
-            masked = [line for line in made.stdout.splitlines() if line.startswith(f"{data} ")]
-            assert len(masked) == 1 and masked[0].endswith(" [] []")  # the data directory: a tmpfs, empty
-            folders = [str(folder) for folder in data.parents][: len(data.parts) - 3]  # below /tmp
+            assert (made.status, made.stdout) == ("ok", "/tmp 0o41777 [] []\n"), made.message
+            top = str(data.parents[len(data.parts) - 4])  # the folder right under /tmp
+            sub, secret = str(data / "sub"), str(data / "secret")
             hide = (
-                f"import errno, os\ntry:\n    open({str(data / 'secret')!r}, 'w').write('s3cret')\n"
-                "except OSError as exc:\n    print(errno.errorcode[exc.errno])\n"
-                + "".join(
-                    f"os.makedirs({f + '/sub/inner'!r})\nopen({f + '/secret'!r}, 'w').write('s3cret')\n"
-                    f"open({f + '/sub/inner/secret'!r}, 'w').write('s3cret')\nos.chmod({f + '/sub'!r}, 0)\n"
-                    for f in folders
-                )
-                + "".join(f"os.chmod({f!r}, 0)\n" for f in folders)
+                f"import os\nos.makedirs({sub!r})\nopen({secret!r}, 'w').write('s')\n"
+                f"os.chmod({sub!r}, 0)\nos.chmod({str(data)!r}, 0)\nos.chmod({top!r}, 0)\n"
             )
             hidden = run(pool, hide, timeout=5.0)
-            assert (hidden.status, hidden.stdout) == ("ok", "EROFS\n"), hidden.message
-            after = run(pool, WALK_TMP, timeout=5.0)
-            assert (after.status, after.stdout) == ("ok", made.stdout)
-            top = folders[-1]
-            move = f"import os\nos.rename({top!r}, '/tmp/moved')\nos.mkdir({top!r})\n"
-            assert run(pool, move, timeout=5.0).status == "killed"
+            assert hidden.status == "ok", hidden.message
             after = run(pool, WALK_TMP, timeout=5.0)
             assert (after.status, after.stdout) == ("ok", made.stdout)
         finally:
@@ -534,18 +534,21 @@ def test_the_projects_settings_cannot_be_read(pool: Pool) -> None:
 
 
 def test_the_project_shows_only_the_workers_own_modules(pool: Pool) -> None:
-    """Of the checkout, the program sees the files the worker imports and nothing else (no other source,
-    no .git, no virtual environment)."""
-    from simulator.execution.sandbox import WORKER_MODULES
+    """Of the checkout, the program sees copies of the files the worker imports, under the sandbox's own
+    folder, and nothing else (no other source, no .git, no virtual environment); the checkout's own
+    path is not there."""
+    from simulator.execution.sandbox import SANDBOX_WORKER, WORKER_MODULES
 
     code = (
-        f"import os\nroot = {str(PROJECT)!r}\n"
+        f"import os\nroot = {SANDBOX_WORKER!r}\nprint(os.path.exists({str(PROJECT)!r}))\n"
         "for folder, _, files in os.walk(root):\n    for name in files:\n"
         "        print(os.path.relpath(os.path.join(folder, name), root))\n"
     )
     result = run(pool, code)
     assert result.status == "ok", result.message
-    assert sorted(result.stdout.split()) == sorted(f"simulator/{module}" for module in WORKER_MODULES)
+    absent, *files = result.stdout.split()
+    assert absent == "False"
+    assert sorted(files) == sorted(f"simulator/{module}" for module in WORKER_MODULES)
 
 
 def test_the_apps_installed_packages_are_not_importable(pool: Pool) -> None:
@@ -614,4 +617,84 @@ def test_dev_shm_is_size_capped(pool: Pool) -> None:
     for _ in range(pool.workers):
         after = run(pool, look)
         assert (after.status, after.stdout) == ("ok", "[] True\n"), after.message
+    assert_healthy(pool)
+
+
+# --- What the sandbox shows of the host (issue 51, item 7): no host path, no bwrap command line.
+
+
+def _host_paths() -> list[str]:
+    """Paths of this host that the sandbox has no need to show: the checkout, the data directory, and
+    the interpreter's installation when it lies outside /usr (the system's, which is shown)."""
+    from simulator.execution.sandbox import interpreter
+
+    paths = [str(PROJECT), str(config.data_dir())]
+    for python in {os.path.realpath(p) for p in (sys.executable, "/usr/bin/python3") if os.path.exists(p)}:
+        prefix = interpreter(python).prefix
+        if not (prefix == "/usr" or prefix.startswith("/usr/")):
+            paths.append(prefix)
+    return paths
+
+
+def test_no_process_shows_a_bwrap_command_line_or_a_host_path(pool: Pool) -> None:
+    """/proc/1/cmdline was bwrap's own command line (every bound path of the host); the command lines
+    of every process the program sees and its environment name no host path and no bwrap."""
+    code = (
+        "import os\nseen = [repr(dict(os.environ))]\nfor pid in os.listdir('/proc'):\n"
+        "    if pid.isdigit():\n        for name in ('cmdline', 'environ'):\n            try:\n"
+        "                seen.append(open(f'/proc/{pid}/{name}', 'rb').read().decode(errors='replace'))\n"
+        "            except OSError:\n                pass\n"
+        "print('\\n'.join(seen).replace('\\0', ' '))\n"
+    )
+    result = run(pool, code)
+    assert result.status == "ok", result.message
+    assert "bwrap" not in result.stdout, result.stdout[:2000]
+    for path in _host_paths():
+        assert path not in result.stdout, (path, result.stdout[:2000])
+    assert_healthy(pool)
+
+
+# Every path of the sandbox's tree (not into /proc, /sys or /usr, the system's own), as the program
+# sees it, that names one of FORBIDDEN (a host path and the folders leading to it), and the listing of /.
+WALK_ROOT = (
+    "import os\nfound = []\n"
+    "for root, folders, files in os.walk('/'):\n"
+    "    if root == '/':\n        folders[:] = [f for f in folders if f not in ('proc', 'sys', 'usr')]\n"
+    "    for name in folders + files:\n        path = os.path.join(root, name)\n"
+    "        if any(path == f or path.startswith(f + '/') for f in FORBIDDEN):\n"
+    "            found.append(path)\n"
+    "print(sorted(os.listdir('/')))\nprint(sorted(found)[:20])\n"
+)
+
+
+def test_the_visible_tree_names_no_host_folder(pool: Pool) -> None:
+    """Listing / and walking the whole tree shows none of the host's folders that lead to the checkout,
+    the data directory or the interpreter (the worker's modules were bound at their host paths, so /
+    listed the checkout's parent folders)."""
+    from simulator.execution.sandbox import HIDDEN_DIRS, SYSTEM_DIRS
+
+    made_anyway = {"/", "/etc", "/dev", "/proc", "/tmp", *HIDDEN_DIRS, *map(os.path.dirname, HIDDEN_DIRS)}
+    made_anyway |= set(SYSTEM_DIRS)
+    forbidden = set()
+    for path in _host_paths():
+        while path not in made_anyway:
+            forbidden.add(path)
+            path = os.path.dirname(path)
+    result = run(pool, f"FORBIDDEN = {sorted(forbidden)!r}\n" + WALK_ROOT, timeout=5.0)
+    assert result.status == "ok", result.message
+    top, found = result.stdout.splitlines()
+    assert found == "[]", (sorted(forbidden), found)
+    host_tops = {p[1:] for p in forbidden if p.count("/") == 1}
+    assert not host_tops & set(ast.literal_eval(top)), top
+    assert_healthy(pool)
+
+
+def test_the_mount_table_names_no_host_folder_of_the_checkout(pool: Pool) -> None:
+    """/proc/self/mountinfo names the host path of every bind: the checkout's (the worker's modules)
+    and the data directory's must not be there. (The interpreter's installation is bound, so where it
+    lies on the host is named there when it lies outside /usr: sandbox.py's "What is not protected".)"""
+    result = run(pool, "print(open('/proc/self/mountinfo').read())\n")
+    assert result.status == "ok", result.message
+    for path in (str(PROJECT), str(config.data_dir())):
+        assert path not in result.stdout, (path, result.stdout)
     assert_healthy(pool)

@@ -65,10 +65,11 @@ def test_run_many_keeps_input_order_and_is_thread_safe(pool: Pool) -> None:
 
 
 def test_callers_waiting_for_a_worker_get_a_fresh_one_when_every_worker_dies(pool: Pool) -> None:
-    """More callers than workers, and every program kills its worker: each discarded worker's place goes
-    to a waiting caller, who starts a fresh one (a caller waiting for a release that never came hung,
-    and with it the Celery task that ran the programs)."""
-    killer = Program(code="import os, signal, time\nos.kill(os.getppid(), signal.SIGKILL)\ntime.sleep(5)\n")
+    """More callers than workers, and every program kills its worker (with SIGINT, the one signal the
+    worker, its sandbox's pid 1, can get from inside): each discarded worker's place goes to a waiting
+    caller, who starts a fresh one (a caller waiting for a release that never came hung, and with it
+    the Celery task that ran the programs)."""
+    killer = Program(code="import os, signal, time\nos.kill(os.getppid(), signal.SIGINT)\ntime.sleep(5)\n")
     results = run_from_threads(pool, [killer] * (3 * pool.workers))
     assert {r.status for r in results} == {"killed"}
     add_one = [Program(code="def f(x):\n    return x + 1", call=f"f({i})") for i in range(4)]
@@ -80,11 +81,11 @@ def test_callers_waiting_for_a_worker_get_a_fresh_one_when_every_worker_dies(poo
 def test_a_data_directory_under_tmp_leaves_the_workers_running(
     variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The data directory in /tmp (the browser tests' site has it there): the sandbox masks it with a
-    tmpfs, whose mount point and the folders leading to it bwrap makes in the sandbox's /tmp. Emptying
-    /tmp after each program must keep them: removing them failed (EBUSY), the worker died after every
-    program and, with more callers than workers, a "Run for real" hung. The programs are those a real
-    execution sends, from as many callers at once (4) as it runs."""
+    """The data directory in /tmp (the browser tests' site has it there). The sandbox once masked it with
+    a tmpfs in its own /tmp, whose mount point emptying /tmp could not remove (EBUSY): the worker died
+    after every program and, with more callers than workers, a "Run for real" hung. (Now nothing of it
+    is made there: it lies in no folder the sandbox shows.) The programs are those a real execution
+    sends, from as many callers at once (4) as it runs."""
     code = "def add_one(x):\n    return x + 1\n"
     stdin_code = "n = int(input())\nprint(n + 1)\n"
     programs = [Program(code=code, call=f"add_one({x})") for x in (1, 5, 10)] * 2

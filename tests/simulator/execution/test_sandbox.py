@@ -14,14 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from simulator.execution import seccomp
+from simulator.execution import sandbox, seccomp
 from simulator.execution.sandbox import (
     NOBODY,
     PROJECT_ROOT,
+    SANDBOX_PYTHON,
     WORKER_MODULES,
+    Interpreter,
     Limits,
     SandboxError,
+    module_fds,
     worker_command,
+    worker_sources,
 )
 from simulator.execution.worker import in_sandbox
 
@@ -82,28 +86,74 @@ def test_seccomp_syscall_tables_agree_with_libseccomp() -> None:
         assert theirs == {name: numbers[name] for name in seccomp.DENIED}, machine
 
 
+def command_for(limits: Limits, **options) -> list[str]:
+    """worker_command's command line (with the fds of the modules it copies in, closed afterwards)."""
+    with module_fds(worker_sources()) as fds:
+        return worker_command(limits, fds, **options)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="the root path of worker_command")
 def test_root_drops_to_an_unprivileged_uid_before_the_sandbox() -> None:
-    command = worker_command(Limits())
+    command = command_for(Limits())
     assert f"--reuid={NOBODY}" in command
     inner = command[command.index("--", command.index(f"--reuid={NOBODY}")) + 1 :]
     assert inner[0].endswith("bwrap") and "--unshare-all" in inner and "--clearenv" in inner
     with pytest.raises(SandboxError, match="root"):
-        worker_command(Limits(), run_as_uid=0)
+        command_for(Limits(), run_as_uid=0)
 
 
 def test_tmp_is_size_capped() -> None:
-    command = worker_command(Limits(tmp_size_mb=5))
+    command = command_for(Limits(tmp_size_mb=5))
     i = command.index("/tmp", command.index("--unshare-all"))
     assert command[i - 3 : i] == ["--size", str(5 * 1024 * 1024), "--tmpfs"]
 
 
 def test_dev_shm_is_a_size_capped_tmpfs_and_dev_is_read_only() -> None:
-    command = worker_command(Limits(shm_size_mb=7))
+    command = command_for(Limits(shm_size_mb=7))
     i = command.index("/dev/shm", command.index("--unshare-all"))
     assert command[i - 5 : i] == ["--perms", "1777", "--size", str(7 * 1024 * 1024), "--tmpfs"]
     j = command.index("/dev", command.index("--remount-ro"))
     assert command[j - 1] == "--remount-ro" and j > i  # after /dev/shm is mounted in it
+
+
+def test_the_modules_are_copied_in_not_bound() -> None:
+    """A bind names its host path in the sandbox's /proc/self/mountinfo: the worker's modules go in as
+    copies (``--file FD PATH``), and no argument names the checkout."""
+    with module_fds(worker_sources()) as fds:
+        command = worker_command(Limits(), fds, setup_as_root=False)
+        for path, fd in fds.items():
+            i = command.index(path)
+            assert command[i - 2 : i] == ["--file", str(fd)]
+    assert not [arg for arg in command if str(PROJECT_ROOT) in arg]
+
+
+PYENV = Interpreter(
+    "/opt/py/bin/python3.11", "/opt/py", ("/opt/py/lib/python3.11/site-packages",), "/opt/py/lib"
+)
+SYSTEM = Interpreter("/usr/bin/python3.11", "/usr", ("/usr/local/lib/python3.11/dist-packages",), "/usr/lib")
+
+
+def test_an_interpreter_outside_usr_is_shown_at_the_sandboxs_own_path_and_told_so() -> None:
+    assert sandbox._binds(PYENV) == [("/opt/py", SANDBOX_PYTHON)]
+    assert sandbox._inside(PYENV, PYENV.executable) == SANDBOX_PYTHON + "/bin/python3.11"
+    assert sandbox._python_environment(PYENV) == [
+        "--setenv", "PYTHONHOME", SANDBOX_PYTHON, "--setenv", "LD_LIBRARY_PATH", SANDBOX_PYTHON + "/lib",
+    ]  # fmt: skip
+    assert sandbox._binds(SYSTEM) == [] and sandbox._python_environment(SYSTEM) == []
+    assert sandbox._inside(SYSTEM, SYSTEM.executable) == SYSTEM.executable
+
+
+def test_the_data_directory_is_masked_only_where_the_sandbox_shows_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inside the interpreter's installation (shown at SANDBOX_PYTHON) it gets an empty tmpfs there;
+    elsewhere (the checkout, /tmp) nothing of it is made; one holding what the sandbox shows is refused."""
+    for data, masks in (("/opt/py/data", [SANDBOX_PYTHON + "/data"]), ("/srv/execsim/data", [])):
+        monkeypatch.setattr(sandbox.config, "data_dir", lambda data=data: Path(data))
+        assert sandbox._private_data_masks(PYENV) == masks
+    monkeypatch.setattr(sandbox.config, "data_dir", lambda: Path("/opt"))
+    with pytest.raises(SandboxError, match="holds /opt/py"):
+        sandbox._private_data_masks(PYENV)
 
 
 def test_worker_refuses_to_run_outside_its_sandbox() -> None:
