@@ -14,8 +14,11 @@ address).
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import urlsplit
 
+from simulator import config
 from simulator.pipeline.judge import Judgement, judge
 from webapp.problems.models import Problem
 from webapp.runs.models import Run, at_last_turn
@@ -66,15 +69,23 @@ def provenance_for(provenance: dict[str, Any], shared: bool) -> dict[str, Any]:
     return {k: v for k, v in provenance.items() if k not in LOCAL_DETAILS}
 
 
-def stages_for(stages: dict[str, Any], hidden: frozenset[int]) -> dict[str, Any]:
+def stages_for(
+    stages: dict[str, Any], hidden: frozenset[int], shared: bool = False, server: str | None = None
+) -> dict[str, Any]:
     """A run's stages (``Run.stages``) as a viewer who may not see ``hidden`` reads them: without the
-    seconds of the stages that ran the hidden tests (``TIMED_STAGES``)."""
-    if not hidden:
-        return stages
-    return {
-        name: {k: v for k, v in stage.items() if k != "seconds"} if _timed(name) else stage
-        for name, stage in stages.items()
-    }
+    seconds of the stages that ran the hidden tests (``TIMED_STAGES``); for a share-link reader
+    (``shared``), their errors without where (``message_for``)."""
+    return {name: _stage_for(name, stage, hidden, shared, server) for name, stage in stages.items()}
+
+
+def _stage_for(
+    name: str, stage: dict[str, Any], hidden: frozenset[int], shared: bool, server: str | None
+) -> dict[str, Any]:
+    if hides_seconds(name, hidden):
+        stage = {k: v for k, v in stage.items() if k != "seconds"}
+    if shared and isinstance(stage.get("error"), str):
+        stage = {**stage, "error": message_for(stage["error"], shared, server)}
+    return stage
 
 
 def totals_for(totals: dict[str, Any], hidden: frozenset[int]) -> dict[str, Any]:
@@ -92,14 +103,59 @@ def _timed(stage: str) -> bool:
     return stage.split(" ", 1)[0] in TIMED_STAGES  # "execute", or a stage keyed with its turn
 
 
-def event_for(event: dict[str, Any], hidden: frozenset[int], shared: bool = False) -> dict[str, Any]:
+# Where, in a message (a failed run's, a Run for real's): an address (a URL, a host with its port) or
+# an absolute path with a folder in it. A model server's errors name it by its URL (simulator.llm.client).
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>()]+", re.IGNORECASE)
+_HOST_PORT = re.compile(
+    r"\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[a-z0-9-]+(?:\.[a-z0-9-]+)+)(?::\d{1,5})\b|\[[0-9a-f:]+\]:\d{1,5}",
+    re.IGNORECASE,
+)
+_PATH = re.compile(r"(?<![\w.:/~-])/(?:[\w.+@-]+/)+[\w.+@-]*")
+_MODEL_SERVER, _ADDRESS, _FOLDER = "the model server", "(address hidden)", "(path hidden)"
+
+
+def message_for(text: str, shared: bool, server: str | None = None) -> str:
+    """A message recorded for a run (``Run.error``, ``run_failed``'s ``message``, a Run for real's
+    error) as its reader sees it: a share-link reader (``shared``) reads what happened, not where, as
+    with the provenance (``LOCAL_DETAILS``): the model server's URL (``server``: the run's
+    provenance's, else the one configured) becomes "the model server", any other address "(address
+    hidden)" and a server folder "(path hidden)". The run's owner and staff read it as recorded."""
+    if not shared or not text:
+        return text
+    served = urlsplit(server or config.model_url()).netloc
+
+    def address(match: re.Match[str]) -> str:
+        url = match.group(0).rstrip(".,;:")  # the sentence's punctuation stays
+        tail = match.group(0)[len(url) :]
+        return (_MODEL_SERVER if urlsplit(url).netloc == served else _ADDRESS) + tail
+
+    text = _URL.sub(address, text)
+    text = re.sub(rf"\bmodel server at {_MODEL_SERVER}", "model server", text)
+    return _PATH.sub(_FOLDER, _HOST_PORT.sub(_ADDRESS, text))
+
+
+def server_of(run: Run) -> str | None:
+    """The model server ``run`` talked to (its provenance's), for ``message_for``."""
+    return (run.provenance or {}).get("server") or None
+
+
+def event_for(
+    event: dict[str, Any], hidden: frozenset[int], shared: bool = False, server: str | None = None
+) -> dict[str, Any]:
     """An event (``RunEvent.as_event_dict``) as a viewer who may not see ``hidden`` reads it: the
-    ``run_started`` problem redacted (and its provenance, for a share-link reader: ``shared``); an
-    event about a hidden test keeps only which test and program it is about and whether it passed or
-    matched (``redacted: true`` says so); the execute stage's and the run's seconds dropped."""
+    ``run_started`` problem redacted; an event about a hidden test keeps only which test and program
+    it is about and whether it passed or matched (``redacted: true`` says so); the execute stage's
+    and the run's seconds dropped. A share-link reader (``shared``) reads the provenance and the run's
+    and a stage's error message without where (``provenance_for``, ``message_for``; ``server``: the
+    run's model server)."""
     payload = event["payload"]
     if shared and isinstance(payload.get("provenance"), dict):
         payload = {**payload, "provenance": provenance_for(payload["provenance"], shared)}
+    if shared and event["type"] in ("run_failed", "stage"):
+        payload = {
+            k: message_for(v, shared, server) if k in ("message", "error") and isinstance(v, str) else v
+            for k, v in payload.items()
+        }
     if not hidden:
         return {**event, "payload": payload}
     if isinstance(payload.get("problem"), dict):

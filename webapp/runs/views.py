@@ -208,7 +208,7 @@ def run_real(request: HttpRequest, run_id: Any) -> HttpResponse:
 
 def _export(run: Run, viewer: Any) -> dict[str, Any]:
     """The run as JSON, showing ``viewer`` (None: a share-link reader) only what they may see."""
-    hidden, shared = privacy.hidden_tests(run, viewer), viewer is None
+    hidden, shared, server = privacy.hidden_tests(run, viewer), viewer is None, privacy.server_of(run)
     return {
         "id": str(run.id),
         "kind": run.kind,
@@ -219,12 +219,12 @@ def _export(run: Run, viewer: Any) -> dict[str, Any]:
         "settings": run.settings,
         "seed": run.seed,
         "provenance": privacy.provenance_for(run.provenance, shared),
-        "stages": privacy.stages_for(run.stages, hidden),
+        "stages": privacy.stages_for(run.stages, hidden, shared, server),
         "totals": privacy.totals_for(run.totals, hidden),
         "final": {"candidate": run.final_candidate, "code": run.final_code},
-        "error": run.error,
+        "error": privacy.message_for(run.error, shared, server),
         "created_at": run.created_at.isoformat(),
-        "events": [privacy.event_for(e.as_event_dict(), hidden, shared) for e in run.events.all()],
+        "events": [privacy.event_for(e.as_event_dict(), hidden, shared, server) for e in run.events.all()],
     }
 
 

@@ -85,6 +85,16 @@ def totals_for(totals: dict[str, Any] | None, hidden: Any) -> dict[str, Any]:
     return visible(totals or {}, frozenset(hidden or ()))
 
 
+@register.simple_tag
+def shown_message(run: Any, text: str | None, readonly: bool = False) -> str:
+    """``{% shown_message run run.error readonly %}``: a message recorded for the run as its reader
+    sees it, escaped: on a share link without where (``privacy.message_for``: no model server address,
+    no server folder)."""
+    from webapp.runs.privacy import message_for, server_of
+
+    return message_for(text or "", bool(readonly), server_of(run))
+
+
 _PROVENANCE_LABELS = {
     "model": "Model",
     "weights_sha256": "Weights (SHA-256)",
