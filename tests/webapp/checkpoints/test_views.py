@@ -2,7 +2,8 @@
 inline SVG chart), a malformed manifest shown as an error instead of a 500, 404 for an unknown name,
 login required, the nav link; the default checkpoint as ``simulator.config.checkpoint_choice()`` names
 it (EXECSIM_CHECKPOINT set with monkeypatch, the committed folder pointed at tmp_path); and the default
-folders the pages look in."""
+folders the pages look in. Tests that read the server's folders log in as staff (carol): others read
+them relative to the checkpoints folder (test_paths_hidden.py)."""
 
 from __future__ import annotations
 
@@ -70,9 +71,9 @@ def test_the_pages_need_a_login(client: Any, folders: Path) -> None:
 
 
 def test_the_list_shows_each_checkpoint_the_default_and_a_broken_manifest(
-    client: Any, alice: Any, folders: Path
+    client: Any, carol: Any, folders: Path
 ) -> None:
-    client.force_login(alice)
+    client.force_login(carol)  # staff: the server's paths as they are (test_paths_hidden.py)
     response = client.get("/checkpoints/")
     assert response.status_code == 200
     page = response.content.decode()
@@ -101,8 +102,8 @@ def test_the_list_shows_each_checkpoint_the_default_and_a_broken_manifest(
     assert str(folders / "sft-small") in reason and "default-missing" not in reason
 
 
-def test_a_checkpoint_page_tables_and_plots_its_results(client: Any, alice: Any, folders: Path) -> None:
-    client.force_login(alice)
+def test_a_checkpoint_page_tables_and_plots_its_results(client: Any, carol: Any, folders: Path) -> None:
+    client.force_login(carol)  # staff: the server's paths as they are (test_paths_hidden.py)
     response = client.get("/checkpoints/sft-small/")
     assert response.status_code == 200
     page = response.content.decode()
@@ -141,8 +142,8 @@ def test_a_checkpoint_page_tables_and_plots_its_results(client: Any, alice: Any,
         assert text in page, text
 
 
-def test_a_malformed_manifest_shows_its_error_not_a_500(client: Any, alice: Any, folders: Path) -> None:
-    client.force_login(alice)
+def test_a_malformed_manifest_shows_its_error_not_a_500(client: Any, carol: Any, folders: Path) -> None:
+    client.force_login(carol)  # staff: the server's paths as they are (test_paths_hidden.py)
     response = client.get("/checkpoints/broken/")
     assert response.status_code == 200
     page = response.content.decode()
@@ -209,13 +210,13 @@ def test_unset_the_default_is_the_committed_smollm2_135m_nlex(
 
 @pytest.mark.parametrize("setting", ["base", None])
 def test_the_base_model_as_default_marks_no_checkpoint_and_says_so(
-    client: Any, alice: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str | None
+    client: Any, carol: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str | None
 ) -> None:
     """EXECSIM_CHECKPOINT=base, or unset with no committed smollm2-135m-nlex (another one is listed)."""
     write_checkpoint(tmp_path / "listed", config.DEFAULT_CHECKPOINT, good_manifest())
     if setting:
         monkeypatch.setenv("EXECSIM_CHECKPOINT", setting)
-    client.force_login(alice)
+    client.force_login(carol)  # staff: the server's paths as they are (test_paths_hidden.py)
     with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(tmp_path / "listed")]):
         listing = client.get("/checkpoints/").content.decode()
         page = client.get(f"/checkpoints/{config.DEFAULT_CHECKPOINT}/").content.decode()
@@ -227,13 +228,13 @@ def test_the_base_model_as_default_marks_no_checkpoint_and_says_so(
 
 
 def test_a_path_default_matches_its_folder_however_it_is_spelled(
-    client: Any, alice: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    client: Any, carol: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_checkpoint(tmp_path / "a", "same", good_manifest())
     write_checkpoint(tmp_path / "b", "same", good_manifest())  # listed as same-2
     (tmp_path / "link").symlink_to(tmp_path / "b")
     monkeypatch.setenv("EXECSIM_CHECKPOINT", str(tmp_path / "link" / "same"))
-    client.force_login(alice)
+    client.force_login(carol)  # staff: the server's paths as they are (test_paths_hidden.py)
     with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(tmp_path / "a"), str(tmp_path / "b")]):
         listing = client.get("/checkpoints/").content.decode()
     assert _marked(listing) == ["same-2"]  # the folder, not the name
@@ -241,11 +242,11 @@ def test_a_path_default_matches_its_folder_however_it_is_spelled(
 
 
 def test_a_default_whose_folder_is_missing_or_unlisted_says_so(
-    client: Any, alice: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    client: Any, carol: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_checkpoint(tmp_path / "listed", "gone", good_manifest())
     outside = write_checkpoint(tmp_path / "outside", "elsewhere", good_manifest())
-    client.force_login(alice)
+    client.force_login(carol)  # staff: the server's paths as they are (test_paths_hidden.py)
     with override_settings(EXECSIM_CHECKPOINT_DIRS=[str(tmp_path / "listed")]):
         monkeypatch.setenv("EXECSIM_CHECKPOINT", "gone")  # no folder committed/gone
         missing = client.get("/checkpoints/").content.decode()
