@@ -16,6 +16,7 @@ output is a Python literal of the expected return value.
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -23,6 +24,9 @@ from typing import Any, Literal
 from simulator.source import explain_syntax_error, parse_python
 
 Kind = Literal["stdin", "call"]
+# The largest float_tolerance: judges use 1e-9 to 1e-4; a tolerance past a million accepts any output
+# a test could expect, and bounds what the database stores (a 5,000-digit value made the import a 500).
+MAX_TOLERANCE = 1_000_000
 
 
 class ProblemError(ValueError):
@@ -134,8 +138,10 @@ class Problem:
         if raw_tests and not any(isinstance(t, dict) and t.get("public", True) is True for t in raw_tests):
             errors.append(ProblemError("tests", "at least one test must be public"))
         tolerance = data.get("float_tolerance")
-        if tolerance is not None and (not isinstance(tolerance, int | float) or tolerance < 0):
-            errors.append(ProblemError("float_tolerance", "must be a non-negative number"))
+        if tolerance is not None and not _sane_tolerance(tolerance):
+            errors.append(
+                ProblemError("float_tolerance", f"must be a finite number from 0 to {MAX_TOLERANCE:,}")
+            )
         if errors:
             return None, errors
         problem = cls(
@@ -147,6 +153,15 @@ class Problem:
             float_tolerance=tolerance,
         )
         return problem, []
+
+
+def _sane_tolerance(value: Any) -> bool:
+    """A tolerance the comparison can use and the database can store: a number (not a bool), finite (a
+    5,000-digit JSON number reads as infinity, ``NaN`` compares false with everything) and at most
+    ``MAX_TOLERANCE``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and 0 <= value <= MAX_TOLERANCE
 
 
 def _argument_count(source: str) -> int | None:

@@ -7,6 +7,13 @@ gives (``SyntaxError``, ``json.JSONDecodeError``), with a message in the user's 
 place that validates input (the problem format, the benchmark converters, ``Program.problems``, the
 command line, the web forms through them) reports it at the field like any other mistake.
 
+The same for characters Python source cannot hold (issue 51, item 14): a NUL made ``ast.parse`` raise
+``ValueError`` and a lone surrogate (``\udc80`` in a JSON file) ``UnicodeEncodeError``, which callers
+that catch ``SyntaxError`` let through; ``parse_python`` raises ``SyntaxError`` for both, naming the
+character and where it is. And a JSON integer past ``int``'s 4,300-digit limit made ``json.loads``
+raise a bare ``ValueError``; ``load_json`` reads it as JavaScript reads every number, as a float
+(infinity), which the fields that take numbers then refuse as out of range.
+
 ``same_program`` says when two programs are one as far as a call of their functions can tell (a
 repair that only adds test code is no fix).
 """
@@ -16,6 +23,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
+import re
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
@@ -23,6 +31,8 @@ from typing import Any, Literal, overload
 
 TOO_DEEP = "too deeply nested or too long for Python's parser"
 TOO_DEEP_JSON = "too deeply nested"
+CANNOT_HOLD = "which Python source cannot hold"
+_UNSOURCEABLE = re.compile("[\x00\ud800-\udfff]")  # NUL and lone surrogates (a pair is one character)
 # CPython 3.11's AST conversion keeps its recursion depth in state shared by all threads, so two threads
 # parsing at once can fail with "SystemError: AST constructor recursion depth mismatch" (CPython
 # gh-106905; the sandbox pool checks programs from a thread pool). Parsing is quick; one at a time.
@@ -34,11 +44,36 @@ def parse_python(source: str, *, mode: Literal["exec"] = "exec", filename: str =
 @overload
 def parse_python(source: str, *, mode: Literal["eval"], filename: str = "<input>") -> ast.Expression: ...
 def parse_python(source: str, *, mode: str = "exec", filename: str = "<input>") -> ast.AST:
-    """``ast.parse``; input too deeply nested for the parser is a ``SyntaxError`` whose ``msg`` says so.
-    The parser's warnings about the source (``'\\.'``: an invalid escape sequence) are the program's,
-    not ours: they are not raised here (a run of the program shows them)."""
+    """``ast.parse``; input too deeply nested for the parser, or holding a character Python source cannot
+    hold (NUL, a lone surrogate), is a ``SyntaxError`` whose ``msg`` says so. The parser's warnings about
+    the source (``'\\.'``: an invalid escape sequence) are the program's, not ours: they are not raised
+    here (a run of the program shows them)."""
+    found = _UNSOURCEABLE.search(source)
+    if found is not None:
+        line = source.count("\n", 0, found.start()) + 1
+        column = found.start() - (source.rfind("\n", 0, found.start()) + 1) + 1
+        raise SyntaxError(unsourceable(found.group()), (filename, line, column, None))
     with _as_the_parser(filename):
         return ast.parse(source, filename=filename, mode=mode)
+
+
+def unsourceable(char: str) -> str:
+    """Why ``char`` (NUL or a lone surrogate) cannot be in Python source."""
+    return f"it holds {unsourceable_name(char)}, {CANNOT_HOLD}"
+
+
+def unsourceable_name(char: str) -> str:
+    """``char`` (NUL or a lone surrogate) named with its escape: the character itself cannot be
+    printed as UTF-8, nor stored by PostgreSQL."""
+    return "a NUL character (\\x00)" if char == "\x00" else f"a lone surrogate (\\u{ord(char):04x})"
+
+
+def first_unsourceable(text: str) -> tuple[str, int] | None:
+    """The first character of ``text`` Python source cannot hold, and its line (from 1); None if none."""
+    found = _UNSOURCEABLE.search(text)
+    if found is None:
+        return None
+    return found.group(), text.count("\n", 0, found.start()) + 1
 
 
 def check_compiles(tree: ast.Module, *, filename: str = "<input>") -> None:
@@ -70,10 +105,20 @@ def unparse(node: ast.AST) -> str:
         raise SyntaxError(TOO_DEEP) from None
 
 
-def load_json(text: str | bytes) -> Any:
-    """``json.loads``; a document nested too deeply is a ``json.JSONDecodeError`` (a ``ValueError``)."""
+def _json_int(text: str) -> int | float:
+    """A JSON integer as ``json`` reads it, unless it is too long for ``int`` (more than 4,300 digits:
+    CPython's guard against quadratic conversion): then a float, infinite, as JavaScript reads it."""
     try:
-        return json.loads(text)
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def load_json(text: str | bytes) -> Any:
+    """``json.loads``; a document nested too deeply is a ``json.JSONDecodeError`` (a ``ValueError``), and
+    an integer too long for ``int`` reads as an infinite float (``_json_int``)."""
+    try:
+        return json.loads(text, parse_int=_json_int)
     except RecursionError:
         raise json.JSONDecodeError(TOO_DEEP_JSON, text if isinstance(text, str) else "", 0) from None
 
@@ -93,6 +138,12 @@ def explain_syntax_error(source: str, exc: SyntaxError, *, column_shift: int = 0
     """
     if exc.msg == TOO_DEEP:
         return TOO_DEEP
+    found = _UNSOURCEABLE.search(source) if CANNOT_HOLD in exc.msg else None
+    if found is not None:  # where it is in ``source`` itself (the shift does not apply)
+        before = source[: found.start()]
+        line, column = before.count("\n") + 1, found.start() - (before.rfind("\n") + 1) + 1
+        multiline = "\n" in source.strip()
+        return f"{exc.msg} at {f'line {line}, column {column}' if multiline else f'column {column}'}"
     multiline = "\n" in source.strip()
 
     def where(line: int, column: int) -> str:

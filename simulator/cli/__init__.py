@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import sys
 from importlib.metadata import entry_points
 
@@ -46,7 +47,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _escape_what_cannot_print() -> None:
+    """Write a character the output's encoding cannot hold as its escape instead of failing: a model
+    reply or a program's output holding a lone surrogate made ``execsim solve --json`` die with
+    ``UnicodeEncodeError`` (issue 51, item 14). In JSON output the escape (``\\udc80``) is the JSON
+    escape of that character, so the event reads back exactly; people see what the web app shows."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors != "backslashreplace":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _escape_what_cannot_print()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -9,6 +9,11 @@ block whose closing tag is missing runs to the end of the reply.
 
 Every parser returns data with an ``error`` string (None when it worked): a reply without a fence,
 a truncated reply or plain garbage is a recorded parse failure, never an exception.
+
+A NUL character (a model can write one; issue 51, item 14) is read as what it is: beside a fence it is
+noise, as blanks are, so the block is still found; in the code it is a character Python source cannot
+hold, and the parse failure says so and where, instead of "no code block" or "does not parse" (a lone
+surrogate in the code likewise).
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from simulator.source import parse_python
+from simulator.source import CANNOT_HOLD, first_unsourceable, parse_python, unsourceable_name
 
-OPENING = re.compile(r"\s*```\s*([\w+-]*)\s*$")
+OPENING = re.compile(r"[\s\x00]*```[\s\x00]*([\w+-]*)[\s\x00]*$")  # NUL beside a fence: noise
+_BLANK_END = re.compile(r"[\s\x00]+$")
 # a repair parse error, counted apart (``source.same_program`` says what counts as the same code)
 REPEATED = "the reply repeats the attempted code (at most its layout, comments or test code changed)"
 AnswerForm = Literal["call", "stdout"]
@@ -191,6 +197,10 @@ def extract_code(text: str, prefill: str = "") -> CodeParse:
         code = body.rstrip()
         if _no_statement(code):  # empty, or only a remark (e.g. an inline ```#note```): no program
             continue
+        odd = first_unsourceable(code)
+        if odd is not None:
+            char, line = odd
+            return CodeParse(None, f"the code holds {unsourceable_name(char)} on line {line}, {CANNOT_HOLD}")
         if not closed and not _parses(code):
             if prefilled:
                 return CodeParse(None, "the reply (the inside of the prefilled code block) does not parse")
@@ -216,8 +226,9 @@ def _fenced_blocks(text: str) -> Iterator[tuple[str, str, bool]]:
         while i < len(lines):
             line = lines[i]
             i += 1
-            if line.rstrip().endswith("```"):
-                rest = line.rstrip()[:-3]
+            end = _BLANK_END.sub("", line)
+            if end.endswith("```"):
+                rest = end[:-3]
                 if rest.strip():
                     body.append(rest)
                 closed = True

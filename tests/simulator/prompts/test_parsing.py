@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.prompts.parsing import extract_code, parse_call_answer, parse_stdin_answer
+from simulator.prompts.parsing import CodeParse, extract_code, parse_call_answer, parse_stdin_answer
 
 
 @pytest.mark.parametrize(
@@ -129,3 +129,33 @@ def test_the_solve_prompt_parses_what_it_prefilled() -> None:
     assert solve.PREFILL == PREFILL and solve.STOP == ("\n```",)
     assert solve.parse("print(input())").code == "print(input())\n"
     assert solve.parse("print(input())\n```\nNarration").code == "print(input())\n"
+
+
+@pytest.mark.parametrize(
+    ("reply", "prefill"),
+    [
+        ("```python\x00\nx = 1\n```", ""),  # NUL on the fence line: still the fence
+        ("\x00```python\nx = 1\n```", ""),
+        ("```python\nx = 1\n```\x00", ""),
+        ("```python\nx = 1\n```\x00\n", "```python\n"),
+    ],
+)
+def test_nul_beside_a_fence_does_not_hide_the_code_block(reply: str, prefill: str) -> None:
+    """Issue 51, item 14: a reply holding NUL was reported as having no code block."""
+    assert extract_code(reply, prefill=prefill) == CodeParse("x = 1\n")
+
+
+@pytest.mark.parametrize(
+    ("reply", "prefill", "line"),
+    [
+        ("```python\nx = 1\ny = 2\x00\n```", "", 2),  # closed: the code is still not Python
+        ("```python\nx = 1\x00", "", 1),  # unterminated
+        ("x = 1\n\x00y = 2\n", "```python\n", 2),  # continuing the prefilled fence
+    ],
+)
+def test_nul_in_the_code_is_reported_as_such(reply: str, prefill: str, line: int) -> None:
+    parsed = extract_code(reply, prefill=prefill)
+    assert parsed.code is None
+    assert parsed.error == (
+        f"the code holds a NUL character (\\x00) on line {line}, which Python source cannot hold"
+    )
