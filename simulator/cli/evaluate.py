@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from simulator import config
-from simulator.cli import EXIT_FAILED, UsageError
+from simulator.cli import EXIT_FAILED, UsageError, check_input_size
 from simulator.evaluation import TASKS, cruxeval
 from simulator.evaluation.harness import EvalSettings, final_line, run
 from simulator.llm.client import ChatClient
@@ -83,6 +83,9 @@ def _eval(args: argparse.Namespace) -> int:
         raise UsageError(f"task {args.task!r} is not implemented yet (implemented: {implemented})")
     if not args.data.is_file():
         raise UsageError(f"--data {args.data}: no such file")
+    check_input_size(args.data, "--data")
+    if args.candidates is not None:
+        check_input_size(args.candidates, "--candidates")
     if args.n < 1 or args.k < 1 or args.k > args.n:
         raise UsageError("need 1 <= --k <= --n")
     if args.limit is not None and args.limit < 1:
@@ -181,6 +184,7 @@ def _eval_diff(args: argparse.Namespace) -> int:
     for path in (args.a, args.b):
         if not path.is_file():
             raise UsageError(f"{path}: no such file (give two results.json files from `execsim eval`)")
+        check_input_size(path, "results file")
     try:
         result = compare_files(args.a, args.b, measure=args.measure)
     except (ValueError, KeyError, TypeError) as exc:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from simulator.cli import EXIT_FAILED, EXIT_OK, EXIT_SANDBOX, UsageError
+from simulator.cli import EXIT_FAILED, EXIT_OK, EXIT_SANDBOX, UsageError, read_input
 from simulator.execution.program import Program, call_from_input
 from simulator.execution.result import ExecutionResult
 from simulator.execution.trace import DEFAULT_MAX_STEPS, Trace
@@ -69,12 +69,8 @@ def _program_arguments(parser: argparse.ArgumentParser, *, timeout: bool = True)
 
 
 def _read(path: Path, what: str) -> str:
-    try:
-        if str(path) == "-":
-            return sys.stdin.read()
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {what} {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    """Every file these commands read, bounded (``simulator.cli.read_input``)."""
+    return read_input(path, what)
 
 
 def _read_stdin(value: str) -> str:

@@ -27,7 +27,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 
-from simulator.cli import EXIT_FAILED, EXIT_OK, UsageError
+from simulator.cli import EXIT_FAILED, EXIT_OK, UsageError, read_input
 from simulator.cli.check import report
 from simulator.cli.execute import _program_arguments, _program_from_args
 from simulator.llm.client import ChatClient
@@ -137,11 +137,10 @@ def _solve(args: argparse.Namespace) -> int:
 
 
 def _load_problem(path: Path) -> Problem:
+    text = read_input(path, "problem file")  # bounded; unreadable or not UTF-8: exit 2
     try:
-        data = load_json(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = load_json(text)
+    except json.JSONDecodeError as exc:
         raise UsageError(f"{path} is not a JSON file: {exc}") from None
     try:
         return Problem.from_dict(data)
