@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from unittest import mock
+from urllib.parse import urlencode
 
 import pytest
 from django.contrib.messages import get_messages
@@ -73,8 +74,9 @@ def test_simulate_ignores_a_problem_number_that_is_not_one(client, alice, proble
 def test_the_annotation_queue_ignores_a_problem_filter_that_is_not_a_number(client, ann1, items, value):  # noqa: F811
     client.force_login(ann1)
     assert client.get("/annotation/", {"problem": value}).status_code == 200
-    response = client.get("/annotation/next/", {"problem": value})
-    assert response.status_code in (200, 302)
+    assert client.get("/annotation/next/", {"problem": value}).status_code == 302  # the queue
+    claimed = client.post(f"/annotation/next/?{urlencode({'problem': value})}")  # claiming: a POST
+    assert claimed.status_code == 302 and claimed["Location"].startswith("/annotation/items/")
 
 
 @pytest.mark.django_db
