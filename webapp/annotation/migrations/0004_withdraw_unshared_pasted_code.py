@@ -1,6 +1,8 @@
 """Withdraw from the annotation queue the items of pasted programs whose authors did not share them
 (issue 51, item 1: ``webapp.annotation.withdraw``)."""
 
+from __future__ import annotations
+
 from django.db import migrations
 
 
