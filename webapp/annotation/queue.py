@@ -94,7 +94,7 @@ def _stored_timeouts() -> list[int]:
         .values_list("claim_seconds", flat=True)
         .distinct()
     )
-    return list(timeouts)
+    return [seconds for seconds in timeouts if seconds is not None]
 
 
 def expired(now: datetime | None = None) -> Q:

@@ -93,9 +93,11 @@ def queue_page(request: HttpRequest) -> HttpResponse:
     if staff:
         context["runs_to_add"] = runs_to_add()
         context["policies"] = QueuePolicy.objects.order_by("model")
-        context["default_required"], context["default_claim_minutes"] = queue.policy_defaults(filters.model)
-        if context["default_claim_minutes"] is not None:
-            context["default_claim_minutes"] = queue.claim_timeout(context["default_claim_minutes"]) // 60
+        required, claim_seconds = queue.policy_defaults(filters.model)
+        context["default_required"] = required
+        context["default_claim_minutes"] = (
+            queue.claim_timeout(claim_seconds) // 60 if claim_seconds is not None else None
+        )
         context["max_required"] = QueuePolicy.MAX_REQUIRED
         context["max_claim_minutes"] = QueuePolicy.MAX_CLAIM_MINUTES
     return render(request, "annotation/queue.html", context)
