@@ -14,10 +14,13 @@ exports, ``execsim check`` / ``simulate`` and the evaluation reports. The record
   prose statement of the result ("the result is 6") stands for the answer;
 - ``first_divergence``: the first false claim in reading order, with a sentence a person can read;
 - ``verified``: the answer was checked true and no claim is false. A text with nothing checkable
-  about the result is *unverified*, never verified.
+  about the result is *unverified*, never verified; so is a text whose claims were not all read
+  (``unread_from``: the offset from which none was, past ``claims.MAX_TEXT_CHARS`` characters or where
+  a text built to be slow to read spent the work it may spend; ``message`` says so).
 
 ``Verification.to_dict()`` is the JSON contract of ``execsim check --json`` and of the ``verification``
-field of events (docs/events.md); ``Verification.from_dict`` reads it back.
+field of events (docs/events.md); ``Verification.from_dict`` reads it back. ``unread_from`` is in it
+only when the text was not all read.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any, Literal
 from simulator.execution.program import Program
 from simulator.execution.trace import Trace
 from simulator.nlex.check import ClaimVerdict, check_claims
-from simulator.nlex.claims import Claim, extract_claims, program_names
+from simulator.nlex.claims import Claim, extract, program_names
 from simulator.prompts.parsing import unusable_call_answer
 
 SCHEMA_VERSION = 1
@@ -87,11 +90,14 @@ class Verification:
     answer: AnswerCheck
     claims: tuple[ClaimCheck, ...] = ()
     first_divergence: FirstDivergence | None = None
-    message: str = ""  # why nothing was checked (status other than "checked")
+    message: str = ""  # why nothing was checked (status other than "checked"), or not all of the text
+    unread_from: int | None = None  # no claim was read from this offset on (None: the whole text was)
     schema_version: int = field(default=SCHEMA_VERSION)
 
     @property
     def verified(self) -> bool:
+        if self.unread_from is not None:  # a false claim may be in what was not read
+            return False
         return self.answer.verdict == "true" and not any(c.verdict == "false" for c in self.claims)
 
     @property
@@ -131,6 +137,7 @@ class Verification:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["claims"] = list(data["claims"])
+        unread = {} if self.unread_from is None else {"unread_from": self.unread_from}  # only when so
         return {
             "schema_version": self.schema_version,
             "status": self.status,
@@ -142,6 +149,7 @@ class Verification:
             "claims": data["claims"],
             "first_divergence": data["first_divergence"],
             "message": self.message,
+            **unread,
             "counts": self.counts,
         }
 
@@ -154,6 +162,7 @@ class Verification:
             claims=tuple(ClaimCheck(**c) for c in data.get("claims") or ()),
             first_divergence=FirstDivergence(**first) if first else None,
             message=data.get("message", ""),
+            unread_from=data.get("unread_from"),
             schema_version=data.get("schema_version", SCHEMA_VERSION),
         )
 
@@ -173,7 +182,8 @@ def verify(
     if trace is None or (not trace.steps and not failed_early):
         why = f"the real run recorded no trace ({status})" if status else "no trace was recorded"
         return unchecked("no_trace", why)
-    claims = extract_claims(text, program_names(program.code))
+    extraction = extract(text, program_names(program.code))
+    claims = extraction.claims
     answer_claim = _answer_claim(claims)
     verdicts = check_claims(claims, trace).verdicts
     if status in CUT_SHORT:
@@ -185,11 +195,14 @@ def verify(
     if answer.verdict == "missing" and answer_claim is not None:  # "== ??": not a claim at all
         checks = tuple(c for c, v in zip(checks, verdicts, strict=True) if v.claim is not answer_claim)
     first = next((c for c in checks if c.verdict == "false"), None)
+    unread = extraction.unread_from
     return Verification(
         status="checked",
         answer=answer,
         claims=checks,
         first_divergence=None if first is None else _divergence(first, program),
+        message="" if unread is None else f"the text after character {unread:,} was not checked",
+        unread_from=unread,
     )
 
 
