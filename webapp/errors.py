@@ -110,10 +110,31 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return error_response(sys.exc_info()[1]) or defaults.server_error(request)
 
 
+def _check_this_threads_connections() -> None:
+    """For the database connections of the thread an error page renders on, what ``request_started``
+    and ``request_finished`` (``close_old_connections``) do for the request's own thread: close one
+    that failed and is unusable or is past CONN_MAX_AGE, and have the next query health-check the rest
+    (CONN_HEALTH_CHECKS). Django's ASGI handler renders the page for an exception raised outside a view
+    (an address no route matches) on a thread of the event loop's default executor, whose connections
+    nothing else ever checks: after a PostgreSQL restart, every logged-in 404 (its navigation reads the
+    session and the user) answered 503 until the server restarted (issue 51, item 15). A connection
+    inside a transaction (a test's) is left alone, as ``close_old_connections`` leaves it."""
+    from django.db import connections
+
+    for conn in connections.all(initialized_only=True):
+        if not conn.in_atomic_block:
+            conn.close_if_unusable_or_obsolete()
+
+
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """handler404: the site's page with its navigation, saying that a private thing is not found too
-    (a problem, run or trace not shared with the asker is a 404, so that its existence is not told)."""
-    return render(request, "errors/not_found.html", status=404)
+    (a problem, run or trace not shared with the asker is a 404, so that its existence is not told).
+    It may render on a thread of its own, whose connections it checks before and after."""
+    _check_this_threads_connections()
+    try:
+        return render(request, "errors/not_found.html", status=404)
+    finally:
+        _check_this_threads_connections()
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
