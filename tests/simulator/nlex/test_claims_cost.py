@@ -22,6 +22,7 @@ import pytest
 import simulator.nlex.claims as claims_module
 from simulator.execution.program import Program
 from simulator.execution.trace import Trace
+from simulator.execution.tracer import trace_in_process
 from simulator.nlex.claims import MAX_TEXT_CHARS, extract, extract_claims, literal_prefix, object_value
 from simulator.nlex.verify import verify
 
@@ -185,3 +186,31 @@ def test_the_values_read_are_those_that_trying_every_end_reads() -> None:
     for text in texts:
         for start in {0, len(text) // 3}:
             assert literal_prefix(text, start, len(text)) == _every_end(text, start, len(text)), repr(text)
+
+
+# Checking: every claim against the trace. A false claim used to be compared with every later value of
+# its variable, each parsed again: 62 s for 20 kB of "total = -1" against a 6,000-step loop.
+LOOP = "def f(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
+WRONG = {
+    "false values": "Then total = -1 and i = -5, so dp[0] = 3.\n",
+    "false lines": "Line 9: nothing. Line 2 again.\n",
+    "false returns and prints": "It returns -1. It prints 7. The result is -1.\n",
+    "repeats and conditions": "Line 3: the condition holds. Lines 3-4 repeat 2000 more times.\n"
+    "Line 5 calling g 1 time.\n",
+    "one long line": "Line 7 so total = -1, i = -2, it returns 5, the result is 3. ",
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("shape", WRONG)
+def test_checking_wrong_claims_against_a_long_trace_takes_well_under_a_second(shape: str) -> None:
+    trace = trace_in_process(LOOP, "f(3000)", max_steps=10_000).trace
+    assert len(trace.steps) > 6000
+    program = Program(code=LOOP, call="f(3000)")
+    text = _fill(WRONG[shape])
+    verify(text[:500], trace, program)  # warm
+    began = time.perf_counter()
+    v = verify(text, trace, program)
+    elapsed = time.perf_counter() - began
+    assert len(v.claims) > 500 and v.count("false") > 100
+    assert elapsed < 2.0, f"{shape}: {elapsed:.1f} s for {len(v.claims)} claims"
