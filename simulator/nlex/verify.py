@@ -293,9 +293,10 @@ def _claim_check(verdict: ClaimVerdict, trace: Trace) -> ClaimCheck:
 def _line_just_run(trace: Trace, step: int) -> int:
     """The line run last in step ``step``'s frame before it (as the explorer marks it at that step):
     where a value seen at ``step`` was set. A frame's first step has none, so its own line."""
-    frame = trace.steps[step].frame
-    earlier = (s for s in reversed(trace.steps[:step]) if s.frame == frame)
-    return next((s.line for s in earlier), trace.steps[step].line)
+    steps = trace.steps
+    frame = steps[step].frame
+    earlier = (steps[i] for i in range(step - 1, -1, -1) if steps[i].frame == frame)  # no copy of the steps
+    return next((s.line for s in earlier), steps[step].line)
 
 
 def _divergence(check: ClaimCheck, program: Program) -> FirstDivergence:
