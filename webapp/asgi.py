@@ -21,6 +21,7 @@ from django.http import Http404  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
 from webapp import broadcast  # noqa: E402
+from webapp.errors import WebsocketOutages  # noqa: E402
 from webapp.runs.routing import websocket_urlpatterns  # noqa: E402
 from webapp.security import SameOriginValidator  # noqa: E402
 
@@ -44,7 +45,8 @@ router = ProtocolTypeRouter(
     {
         "http": http_app,
         # Same origin, port included (webapp.security); channels' validator compared host names only.
-        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_routes))),
+        # A service down during a handshake (sessions, the channel layer): a clean 1013 (webapp.errors).
+        "websocket": WebsocketOutages(SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_routes)))),
     }
 )
 

@@ -7,6 +7,9 @@
 - A limit hit that a view did not catch itself (``webapp.limits.LimitExceeded``): 429 with its message.
 - A request body over DATA_UPLOAD_MAX_MEMORY_SIZE: 413 saying what the limit is (``bad_request``).
 - A page that is not there, or not the asker's to see: 404 with the site's navigation (``not_found``).
+- A WebSocket whose handshake meets a service that is down: accepted and closed with 1013 ("try again
+  later", which the page's ws extension reconnects after) instead of daphne's HTTP 500
+  (``WebsocketOutages``, around every socket route in webapp/asgi.py).
 
 The page of a service failure, a limit or a body too large is ``templates/errors/error.html``, which
 extends nothing: it renders with the database and Redis down (no user, no session, no messages). The
@@ -18,6 +21,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpRequest, HttpResponse
@@ -63,6 +67,41 @@ def service_down(exc: BaseException) -> str | None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+TRY_AGAIN_LATER = 1013  # the WebSocket close code (RFC 6455's registry): a service is down, come back
+
+
+class WebsocketOutages:
+    """ASGI wrapper for WebSocket routes: a service failure (``service_down``) that escapes the app
+    closes the socket with TRY_AGAIN_LATER, accepting it first when the handshake was not answered yet
+    (daphne answers a handshake the app crashed in with HTTP 500, and refuses one closed before it is
+    accepted with a bare 403; neither says "come back"). The page's ws extension reconnects after 1013
+    and replays from its last event. Any other error goes up as before."""
+
+    def __init__(self, application: Any) -> None:
+        self.application = application
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        accepted = closed = False
+
+        async def tracked(message: dict[str, Any]) -> None:
+            nonlocal accepted, closed
+            accepted = accepted or message["type"] == "websocket.accept"
+            closed = closed or message["type"] == "websocket.close"
+            await send(message)
+
+        try:
+            return await self.application(scope, receive, tracked)
+        except Exception as exc:
+            service = service_down(exc)
+            if service is None or closed:
+                raise
+            log.warning("a WebSocket was closed: %s is not reachable: %s", service, _first_line(exc))
+            if not accepted:
+                await send({"type": "websocket.accept"})
+            await send({"type": "websocket.close", "code": TRY_AGAIN_LATER})
+            return None
 
 
 def error_page(status: int, title: str, message: str) -> HttpResponse:

@@ -16,6 +16,12 @@ from webapp.runs.models import Run
 
 
 class RunConsumer(AsyncWebsocketConsumer):
+    """One run page's socket. It has no channel of its own (an alias no layer is configured under): the
+    run's feed receives for every viewer in this process (``webapp.runs.live``). Each socket's own
+    channel was one more blocking receive on Redis per socket, unused, and the one that crashed the
+    consumer when Redis went away instead of the feed closing it cleanly (1011; the page reconnects)."""
+
+    channel_layer_alias = "execsim-run-sockets-have-no-channel"
     viewer: live.Viewer | None = None
 
     async def connect(self) -> None:

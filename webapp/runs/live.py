@@ -76,7 +76,10 @@ class Feed:
             self.receiver.cancel()
             await asyncio.gather(self.receiver, return_exceptions=True)
         if self.joined:
-            await self.layer.group_discard(self.group, self.channel)
+            try:
+                await self.layer.group_discard(self.group, self.channel)
+            except Exception:  # Redis down: the membership expires (channels_redis's group_expiry)
+                log.warning("run %s: the live feed could not leave its group", self.run_id, exc_info=True)
 
     async def _receive(self) -> None:
         try:

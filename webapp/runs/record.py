@@ -16,11 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from simulator.pipeline.events import FINAL_TYPES, Event
 from webapp import broadcast
+from webapp.errors import service_down
 from webapp.runs import real
 from webapp.runs.models import Candidate, Execution, RepairTurn, Run, RunEvent, Simulation, Verdict
 from webapp.runs.render import render_message
@@ -67,7 +69,10 @@ def record_and_publish(run_id: Any, event: Event | dict[str, Any], *, after_end:
         return False
     final = data["type"] in FINAL_TYPES
     if final:  # before the final event is rendered, so that its page says at once there is nothing to run
-        real.forget_if_nothing_to_run(run)
+        try:
+            real.forget_if_nothing_to_run(run)
+        except Exception as exc:  # the flag lives in Redis; the event is recorded, the flag expires
+            log.warning("run %s: the Run for real flag was not checked: %s", run.id, _unreachable(exc))
     publish(run, data)
     if final:
         send_run_ended(run)
@@ -97,7 +102,20 @@ def publish(run: Run, data: dict[str, Any]) -> None:
         message["html"] = owner
         if reader != owner:
             message["html_readonly"] = reader
-    broadcast.group_send(run.group_name, message)
+    try:
+        broadcast.group_send(run.group_name, message)
+    except Exception as exc:
+        # Redis (the channel layer) down or too slow: the event is stored, so the run goes on, and its
+        # pages catch up from the database when their socket reconnects (webapp.runs.live replays
+        # from their last seq). A broadcast failure never fails a run (issue 51, item 16).
+        log.warning("run %s: live broadcast of event %s failed: %s", run.id, data["seq"], _unreachable(exc))
+
+
+def _unreachable(exc: BaseException) -> str:
+    """A log line's words for a failure of a service: "Redis is not reachable (…)", else the error."""
+    service = service_down(exc)
+    detail = f"{type(exc).__name__}: {exc}"
+    return f"{service[0].upper()}{service[1:]} is not reachable ({detail})" if service else detail
 
 
 def append_final(run_id: Any, type: str, **payload: Any) -> bool:
@@ -113,20 +131,44 @@ def append_final(run_id: Any, type: str, **payload: Any) -> bool:
     return False
 
 
+_STOP_REASON = "execsim:run-stopped:{}"
+
+
+def note_stop_reason(run_id: Any, error: str, message: str) -> None:
+    """Leave the reaper the reason a worker could not record for its run's end (the database stayed
+    away longer than the task waits for it: ``tasks._end_run``), so the run's message says what happened
+    rather than that the worker stopped responding. Kept in the cache for a day; lost with Redis."""
+    try:
+        cache.set(_STOP_REASON.format(run_id), {"error": error, "message": message}, timeout=24 * 3600)
+    except Exception as exc:
+        log.warning("run %s: its stop reason was not noted: %s", run_id, _unreachable(exc))
+
+
+def _stop_reason(run_id: Any) -> dict[str, str] | None:
+    try:
+        return cache.get(_STOP_REASON.format(run_id))
+    except Exception:  # Redis down: the reaper says what it knows
+        return None
+
+
 def reap_stale_runs() -> list[str]:
     """Mark failed every running run whose heartbeat is older than EXECSIM_STALE_RUN_SECONDS (its worker
-    died or hung). The reaper calls it: ``manage.py reap_runs`` every 30 s in production (the Procfile's
-    ``reaper``), a thread of ``execsim up`` in embedded mode; pages only read. Each reaped run ends like
-    any other (``append_final``): ``run_ended`` is sent, and a Run for real asked for meanwhile starts."""
+    died or hung), with the reason its worker noted if it noted one (``note_stop_reason``). The reaper
+    calls it: ``manage.py reap_runs`` every 30 s in production (the Procfile's ``reaper``), a thread of
+    ``execsim up`` in embedded mode; pages only read. Each reaped run ends like any other
+    (``append_final``): ``run_ended`` is sent, and a Run for real asked for meanwhile starts."""
     cutoff = timezone.now() - timezone.timedelta(seconds=settings.EXECSIM_STALE_RUN_SECONDS)
     stale = Run.objects.filter(status=Run.RUNNING, heartbeat_at__lt=cutoff).values_list("id", flat=True)
     reaped = []
     for run_id in list(stale):
-        message = (
-            f"The worker running this run stopped responding (no heartbeat for "
-            f"{settings.EXECSIM_STALE_RUN_SECONDS:g} s). Retry it."
-        )
-        if append_final(run_id, "run_failed", error="worker_lost", message=message):
+        reason = _stop_reason(run_id) or {
+            "error": "worker_lost",
+            "message": (
+                f"The worker running this run stopped responding (no heartbeat for "
+                f"{settings.EXECSIM_STALE_RUN_SECONDS:g} s). Retry it."
+            ),
+        }
+        if append_final(run_id, "run_failed", **reason):
             reaped.append(str(run_id))
     return reaped
 

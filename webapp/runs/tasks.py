@@ -8,6 +8,11 @@ recorded (then broadcast) on one dedicated database thread, in order. Alongside,
 A pipeline that ignores a cancel for EXECSIM_CANCEL_GRACE_SECONDS is closed and the run marked cancelled;
 an exception or a stream that ends without a final event marks the run failed. Nothing is left running.
 The run's final event, however it comes, is followed by the ``run_ended`` signal (``record``).
+
+Outages (issue 51, item 16): a live broadcast that fails never fails a run (``record.publish`` logs it;
+pages replay the stored events when they reconnect); the watcher keeps beating and polling through a
+Redis or database failure; a run stopped by the database going away is failed with a message naming
+the database once it answers again (``_end_run`` retries), not left for the reaper to call dead.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import asyncio
 import importlib
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -27,13 +33,17 @@ from simulator.pipeline.executor import LocalExecutor
 from simulator.pipeline.real_execution import RealProgram, execute_programs
 from simulator.problem import Problem
 from webapp.celery import app
+from webapp.errors import service_down
 from webapp.runs import cancel as cancel_signal
 from webapp.runs import real
 from webapp.runs.models import Run
 from webapp.runs.pipeline import load_pipeline, make_client, program_for_simulation
-from webapp.runs.record import append_final, record_and_publish
+from webapp.runs.record import append_final, note_stop_reason, record_and_publish
 
 log = logging.getLogger(__name__)
+
+OUTAGE_RETRY_SECONDS = 2.0  # how often a run stopped by an outage tries again to record its end
+OUTAGE_GIVE_UP_SECONDS = 600.0  # then the reaper ends it, with the reason noted (record.note_stop_reason)
 
 
 @app.task(name="webapp.runs.execute_run", ignore_result=True)
@@ -64,7 +74,10 @@ def execute_run(run_id: str) -> str:
         given = {"code": run.code} if run.kind == "solve" and run.code else {}  # the user's own program
         asyncio.run(_drive(str(run.id), pipeline, subject, run_settings, client, **given))
     finally:
-        cancel_signal.clear(run_id)
+        try:
+            cancel_signal.clear(run_id)
+        except Exception as exc:  # Redis down: the signal expires by itself (cancel.signal's expiry)
+            log.warning("run %s: its cancel signal was not cleared: %s", run_id, exc)
         connections.close_all()
     return Run.objects.get(id=run_id).status
 
@@ -105,7 +118,7 @@ async def _drive(
                     nxt.cancel()
                     await asyncio.gather(nxt, return_exceptions=True)
                     await loop.run_in_executor(
-                        db, lambda: append_final(run_id, "run_cancelled", reason="cancelled by the user")
+                        db, lambda: _end_run(run_id, "run_cancelled", reason="cancelled by the user")
                     )
                     ended = True
                     return
@@ -123,10 +136,8 @@ async def _drive(
                 return
     except Exception as exc:
         log.exception("run %s failed", run_id)
-        error, message = type(exc).__name__, f"{type(exc).__name__}: {exc}"
-        await loop.run_in_executor(
-            db, lambda: append_final(run_id, "run_failed", error=error, message=message)
-        )
+        error, message = failure(exc)
+        await loop.run_in_executor(db, lambda: _end_run(run_id, "run_failed", error=error, message=message))
         ended = True
     finally:
         stop.set()
@@ -139,7 +150,7 @@ async def _drive(
         if not ended:
             await loop.run_in_executor(
                 db,
-                lambda: append_final(
+                lambda: _end_run(
                     run_id,
                     "run_failed",
                     error="no_final_event",
@@ -151,26 +162,75 @@ async def _drive(
         watcher.join(timeout=5)
 
 
+def failure(exc: BaseException) -> tuple[str, str]:
+    """The ``run_failed`` event's error and message for an exception that stopped a run. A service that
+    was down is named, and nothing else of the driver's text is kept: it holds the service's address
+    ("Error 111 connecting to 127.0.0.1:6379"), which named no service and showed on share links."""
+    service = service_down(exc)
+    if service is None:
+        return type(exc).__name__, f"{type(exc).__name__}: {exc}"
+    error = "database_unreachable" if service == "the database" else "redis_unreachable"
+    return error, f"{service[0].upper()}{service[1:]} was not reachable, so the run stopped. Retry it."
+
+
+def _end_run(run_id: str, type: str, **payload: Any) -> bool:
+    """``append_final`` through an outage of the database: tried again every OUTAGE_RETRY_SECONDS, on a
+    fresh connection, until it answers (the watcher keeps the heartbeat going meanwhile, so the reaper
+    leaves the run alone). After OUTAGE_GIVE_UP_SECONDS the reason is noted for the reaper, which ends
+    the run when the database is back, and the error goes up. Any other error goes up at once."""
+    deadline = time.monotonic() + OUTAGE_GIVE_UP_SECONDS
+    while True:
+        try:
+            return append_final(run_id, type, **payload)
+        except Exception as exc:
+            if service_down(exc) is None:
+                raise
+            if time.monotonic() >= deadline:
+                note_stop_reason(run_id, *failure(exc))
+                raise
+            log.warning("run %s: its end is not recorded yet (%s); trying again", run_id, failure(exc)[1])
+            connections.close_all()
+            time.sleep(OUTAGE_RETRY_SECONDS)
+
+
 def _watch(
     run_id: str, loop: asyncio.AbstractEventLoop, cancel: asyncio.Event, stop: threading.Event
 ) -> None:
-    """Heartbeat and cancel polling, on a thread of its own (it keeps beating while the loop waits)."""
+    """Heartbeat and cancel polling, on a thread of its own (it keeps beating while the loop waits).
+    A failure of Redis (the cancel signal) or the database (the heartbeat) is logged once and tried
+    again on the next poll: a watcher that stopped at the first one left a healthy run without
+    heartbeats, for the reaper to fail as dead."""
     beat = settings.EXECSIM_HEARTBEAT_SECONDS
     poll = min(0.25, beat)
     next_beat = 0.0
     elapsed = 0.0
+    failing: set[str] = set()
+
+    def attempt(what: str, step: Any) -> Any:
+        try:
+            result = step()
+        except Exception as exc:
+            if what not in failing:
+                log.warning("run %s: %s failed (%s); trying again", run_id, what, failure(exc)[1])
+                failing.add(what)
+            connections.close_all()  # a broken connection is not reused
+            return None
+        failing.discard(what)
+        return result
+
+    def heartbeat() -> bool:
+        Run.objects.filter(id=run_id, status=Run.RUNNING).update(heartbeat_at=timezone.now())
+        return Run.objects.filter(id=run_id, cancel_requested=True).exists()
+
     try:
         while not stop.wait(poll):
             elapsed += poll
-            requested = cancel_signal.signalled(run_id)
+            requested = attempt("polling the cancel signal", lambda: cancel_signal.signalled(run_id))
             if elapsed >= next_beat:
                 next_beat = elapsed + beat
-                Run.objects.filter(id=run_id, status=Run.RUNNING).update(heartbeat_at=timezone.now())
-                requested = requested or Run.objects.filter(id=run_id, cancel_requested=True).exists()
+                requested = attempt("the heartbeat", heartbeat) or requested
             if requested and not cancel.is_set():
                 loop.call_soon_threadsafe(cancel.set)
-    except Exception:
-        log.exception("heartbeat for run %s stopped", run_id)
     finally:
         connections.close_all()
 
@@ -203,8 +263,17 @@ def execute_real(run_id: str, executor: Any = None) -> str:
         problem = run.core_problem()
         return asyncio.run(_drive_real(run, problem, programs, executor or _real_executor()))
     finally:
-        real.clear(run_id)
+        _flag(real.clear, run_id)
         connections.close_all()
+
+
+def _flag(step: Any, run_id: Any) -> None:
+    """Touch or clear the Run for real flag (``webapp.runs.real``, in Redis in production): a failure is
+    logged, not raised; the executions go on and the flag expires by itself (``real.FLAG_SECONDS``)."""
+    try:
+        step(run_id)
+    except Exception as exc:
+        log.warning("run %s: the Run for real flag was not updated: %s", run_id, failure(exc)[1])
 
 
 def _real_executor() -> Any:
@@ -226,9 +295,9 @@ async def _drive_real(run: Run, problem: Problem, programs: list[RealProgram], e
     try:
         async for event in events:
             if event.type == "stage" and event.payload.get("state") == "finished":
-                await loop.run_in_executor(db, real.clear, run.id)  # the page renders the button again
+                await loop.run_in_executor(db, _flag, real.clear, run.id)  # the page renders the button again
             else:
-                await loop.run_in_executor(db, real.touch, run.id)
+                await loop.run_in_executor(db, _flag, real.touch, run.id)
             if not await loop.run_in_executor(
                 db, lambda e=event: record_and_publish(run.id, e, after_end=True)
             ):
