@@ -1,5 +1,5 @@
 """A saved trace: the program, its input, the real trace (JSON) and optionally a model's simulation to
-compare, behind an unguessable slug (the permalink and the embed link)."""
+compare with its verification, behind an unguessable slug (the permalink and the embed link)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ class Trace(models.Model):
     trace = models.JSONField(default=dict, blank=True)  # simulator.execution.trace.Trace.to_dict()
     max_steps = models.IntegerField()
     model_text = models.TextField(blank=True)  # a model's simulation (NLEX) shown beside the trace
+    # simulator.nlex.verify.Verification.to_dict() of model_text against this trace, made when it was
+    # saved: a page view never verifies again (issue 51: the permalink is public); {} without one
+    verification = models.JSONField(default=dict, blank=True)
     model_name = models.CharField(max_length=200, blank=True)
     run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     candidate = models.IntegerField(null=True, blank=True)

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
-from webapp.explorer.context import viewer_context
+from webapp.explorer.context import verification_of, viewer_context
 from webapp.explorer.forms import ExploreForm
 from webapp.explorer.models import Trace
 from webapp.explorer.programs import traced
@@ -24,12 +24,14 @@ from webapp.runs.models import Run
 
 
 def _save(owner: Any, program: Any, **fields: Any) -> Trace:
-    """Run ``program`` traced (capped) and save it; user-code failures are saved too (they are data)."""
+    """Run ``program`` traced (capped) and save it; user-code failures are saved too (they are data).
+    A model's simulation given with it is verified now and the verification saved with it, so that no
+    view of the (public) permalink verifies it again."""
     cap = settings.EXECSIM_EXPLORER_MAX_STEPS
     with trace_slot(owner):  # per-user concurrent traces (LimitExceeded: webapp.errors answers 429)
         result = traced(program, cap)
     exception = result.exception
-    return Trace.objects.create(
+    saved = Trace.objects.create(
         owner=owner,
         code=program.code,
         mode="stdin" if program.stdin is not None else "call",
@@ -47,6 +49,8 @@ def _save(owner: Any, program: Any, **fields: Any) -> Trace:
         max_steps=cap,
         **fields,
     )
+    verification_of(saved)  # of the text as stored (what the pages show), and stored
+    return saved
 
 
 @login_required
@@ -111,8 +115,13 @@ def explore_run(request: HttpRequest, run_id: Any) -> HttpResponse:
 
 
 def _context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
+    core = trace.core_trace()
     context = viewer_context(
-        trace.core_trace(), trace.program(), model_text=trace.model_text, status=trace.status
+        core,
+        trace.program(),
+        model_text=trace.model_text,
+        status=trace.status,
+        verification=verification_of(trace, core),  # stored: a view does not verify again
     )
     context.update(
         {

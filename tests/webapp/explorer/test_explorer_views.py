@@ -146,3 +146,45 @@ def test_model_text_is_escaped(client, educator):
     )["Location"]
     page = client.get(location).content.decode()
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+SIMULATION = (
+    "count is called with n = 3. total = 0. Then i = 0, total = 0; i = 1, total = 1; i = 2, total = 4.\n"
+    "[ANSWER] assert count(3) == 4 [/ANSWER]"
+)
+
+
+def _no_verifying(*args: object, **kwargs: object) -> None:
+    raise AssertionError("a page view verified the model's text again")
+
+
+def test_the_models_text_is_verified_when_saved_and_never_again_on_a_view(client, educator, monkeypatch):
+    """Issue 51: the permalink is public, and each view used to verify the model's text again (16 s of
+    CPU for 3,750 characters before claim extraction was made linear)."""
+    client.force_login(educator)
+    location = client.post(
+        "/explorer/", {"code": LOOP, "mode": "call", "call_input": "count(3)", "model_text": SIMULATION}
+    )["Location"]
+    monkeypatch.setattr("webapp.explorer.context.verify", _no_verifying)
+    embed = location + "embed/"
+    client.logout()  # the permalink and the embed are public
+    for url in (location, location + "?present=1", embed):
+        page = client.get(url).content.decode()
+        assert 'data-testid="verification" data-label="diverges"' in page
+        assert 'data-verdict="false"' in page and 'data-verdict="true"' in page
+    stored = Trace.objects.get().verification
+    assert stored["label"] == "diverges" and stored["claims"]
+
+
+def test_a_trace_saved_before_verifications_were_stored_is_verified_on_its_first_view_only(
+    client, educator, monkeypatch
+):
+    client.force_login(educator)
+    location = client.post(
+        "/explorer/", {"code": LOOP, "mode": "call", "call_input": "count(3)", "model_text": SIMULATION}
+    )["Location"]
+    Trace.objects.update(verification={})  # as a trace saved before the field
+    first = client.get(location).content.decode()
+    assert 'data-label="diverges"' in first and Trace.objects.get().verification["label"] == "diverges"
+    monkeypatch.setattr("webapp.explorer.context.verify", _no_verifying)
+    assert 'data-label="diverges"' in client.get(location).content.decode()
