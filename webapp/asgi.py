@@ -23,7 +23,7 @@ from django.urls import re_path  # noqa: E402
 from webapp import broadcast  # noqa: E402
 from webapp.errors import WebsocketOutages  # noqa: E402
 from webapp.runs.routing import websocket_urlpatterns  # noqa: E402
-from webapp.security import SameOriginValidator  # noqa: E402
+from webapp.security import SameOriginValidator, SocketLimits  # noqa: E402
 
 
 class StaticFiles(ASGIStaticFilesHandler):
@@ -46,7 +46,10 @@ router = ProtocolTypeRouter(
         "http": http_app,
         # Same origin, port included (webapp.security); channels' validator compared host names only.
         # A service down during a handshake (sessions, the channel layer): a clean 1013 (webapp.errors).
-        "websocket": WebsocketOutages(SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_routes)))),
+        # Open sockets per account and per address: SocketLimits (webapp.security, webapp.limits).
+        "websocket": WebsocketOutages(
+            SameOriginValidator(AuthMiddlewareStack(SocketLimits(URLRouter(websocket_routes))))
+        ),
     }
 )
 

@@ -4,6 +4,7 @@ a crash and never a half-saved object."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -24,11 +25,24 @@ def client_ip(request: HttpRequest) -> str | None:
     """The visitor's address: REMOTE_ADDR, or behind a proxy (EXECSIM_BEHIND_PROXY) the last entry of
     X-Forwarded-For, the one the proxy itself added (earlier entries are the client's to forge). Sign-up
     throttling and django-axes (AXES_CLIENT_IP_CALLABLE) both read it."""
+    return _address(request.META.get("HTTP_X_FORWARDED_FOR", ""), request.META.get("REMOTE_ADDR"))
+
+
+def socket_client_ip(scope: dict[str, Any]) -> str | None:
+    """``client_ip`` for a WebSocket's ASGI scope: the peer (``scope["client"]``), or behind a proxy
+    the last X-Forwarded-For entry."""
+    headers = dict(scope.get("headers") or [])
+    forwarded = headers.get(b"x-forwarded-for", b"").decode("latin-1")
+    client = scope.get("client") or (None, None)
+    return _address(forwarded, client[0])
+
+
+def _address(forwarded: str, remote: str | None) -> str | None:
     if settings.EXECSIM_BEHIND_PROXY:
-        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-        if forwarded[-1]:
-            return forwarded[-1]
-    return request.META.get("REMOTE_ADDR") or None
+        entries = [part.strip() for part in forwarded.split(",")]
+        if entries[-1]:
+            return entries[-1]
+    return remote or None
 
 
 def _take_from_window(key: str, limit: int, seconds: float) -> bool:
@@ -90,6 +104,75 @@ def trace_slot(user: Any) -> Iterator[None]:
     finally:
         with suppress(ValueError):  # expired meanwhile: nothing to give back
             cache.decr(key)
+
+
+# -- open WebSockets per account and per address ------------------------------------------------------
+
+SOCKET_LEASE_SECONDS = 60.0  # a socket's place lapses unless its process renews it (SocketLimits: every 20 s)
+_sockets_lock = threading.Lock()
+
+
+def _socket_places(user_pk: Any, address: str | None) -> list[tuple[str, int, str]]:
+    """(cache key, limit, whose) for each count a socket of ``user_pk`` (None: anonymous) from
+    ``address`` takes a place in."""
+    places = []
+    if user_pk is not None:
+        places.append(
+            (f"execsim:sockets:user:{user_pk}", settings.EXECSIM_MAX_SOCKETS_PER_USER, "your account")
+        )
+    if address:
+        places.append(
+            (f"execsim:sockets:ip:{address}", settings.EXECSIM_MAX_SOCKETS_PER_ADDRESS, "your address")
+        )
+    return places
+
+
+def _leases(key: str, now: float) -> dict[str, float]:
+    """The places under ``key`` that have not lapsed: socket id -> when it lapses."""
+    return {socket: until for socket, until in (cache.get(key) or {}).items() if until > now}
+
+
+def open_socket(socket_id: str, user_pk: Any, address: str | None) -> None:
+    """Take a place for one open WebSocket in its account's count (EXECSIM_MAX_SOCKETS_PER_USER) and its
+    address's (EXECSIM_MAX_SOCKETS_PER_ADDRESS), or raise LimitExceeded and take none. Each place is a
+    lease: the socket id and when it lapses (SOCKET_LEASE_SECONDS), kept in the cache (Redis in
+    production: every server process counts the same sockets) and renewed while the socket is open
+    (``renew_socket``), so the places of a process that died lapse by themselves. Within a process the
+    counts are exact (one lock); two processes taking the last place at the same instant may both pass,
+    as with the other limits."""
+    with _sockets_lock:
+        now = time.time()
+        places = [
+            (key, limit, whose, _leases(key, now)) for key, limit, whose in _socket_places(user_pk, address)
+        ]
+        for _, limit, whose, leases in places:
+            if len(leases) >= limit:
+                raise LimitExceeded(
+                    f"Too many open live pages from {whose} (limit {limit}). Close some and reload."
+                )
+        for key, _, _, leases in places:
+            cache.set(
+                key, {**leases, socket_id: now + SOCKET_LEASE_SECONDS}, timeout=int(SOCKET_LEASE_SECONDS) + 1
+            )
+
+
+def renew_socket(socket_id: str, user_pk: Any, address: str | None) -> None:
+    """Keep an open socket's places (another SOCKET_LEASE_SECONDS from now)."""
+    with _sockets_lock:
+        now = time.time()
+        for key, _, _ in _socket_places(user_pk, address):
+            leases = {**_leases(key, now), socket_id: now + SOCKET_LEASE_SECONDS}
+            cache.set(key, leases, timeout=int(SOCKET_LEASE_SECONDS) + 1)
+
+
+def close_socket(socket_id: str, user_pk: Any, address: str | None) -> None:
+    """Give a closed socket's places back."""
+    with _sockets_lock:
+        now = time.time()
+        for key, _, _ in _socket_places(user_pk, address):
+            leases = _leases(key, now)
+            if leases.pop(socket_id, None) is not None:
+                cache.set(key, leases, timeout=int(SOCKET_LEASE_SECONDS) + 1)
 
 
 def code_errors(code: str, field: str = "code") -> list[tuple[str, str]]:

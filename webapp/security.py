@@ -7,18 +7,28 @@
   origin (scheme-less host *and port* equal to the Host header) or from CSRF_TRUSTED_ORIGINS. Channels'
   AllowedHostsOriginValidator compares host names only, so a page on another port of the same machine
   could open a run's socket with the visitor's cookies.
+- ``SocketLimits``: open WebSockets per account and per client address (``webapp.limits.open_socket``);
+  beyond either limit the handshake is refused.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import uuid
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from asgiref.sync import sync_to_async
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.http.request import validate_host
+
+from webapp import limits
+
+log = logging.getLogger(__name__)
 
 POLICY = "; ".join(
     [
@@ -91,3 +101,51 @@ class SameOriginValidator:
         if same_origin(origin, host):
             return await self.application(scope, receive, send)
         return await WebsocketDenier()(scope, receive, send)
+
+
+REFUSED_TOO_MANY = 4429  # the close code of a handshake refused by SocketLimits (daphne answers 403)
+
+
+class SocketLimits:
+    """ASGI wrapper for WebSocket routes, inside the auth middleware (it reads ``scope["user"]``): each
+    socket holds a place in its account's and its address's counts (``limits.open_socket``: leases in
+    the cache, shared by every server process) while it is open, renewed every third of
+    ``limits.SOCKET_LEASE_SECONDS`` and given back when it closes. A handshake beyond either limit is
+    refused before anything else is done for it (no database, no channel layer): the cheapest answer
+    to a flood, and nginx's ``limit_conn`` does the same per address. The page's ws extension retries
+    a refused handshake after a growing delay, so a reader who closes a tab elsewhere gets back in."""
+
+    def __init__(self, application: Any) -> None:
+        self.application = application
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        user = scope.get("user")
+        user_pk = user.pk if user is not None and user.is_authenticated else None
+        address = limits.socket_client_ip(scope)
+        socket_id = uuid.uuid4().hex
+        try:
+            await sync_to_async(limits.open_socket, thread_sensitive=False)(socket_id, user_pk, address)
+        except limits.LimitExceeded as exc:
+            log.info("a WebSocket was refused (user %s, address %s): %s", user_pk, address, exc)
+            message = await receive()  # the handshake (websocket.connect), refused
+            if message["type"] == "websocket.connect":
+                await send({"type": "websocket.close", "code": REFUSED_TOO_MANY})
+            return None
+        renewing = asyncio.create_task(self._renew(socket_id, user_pk, address))
+        try:
+            return await self.application(scope, receive, send)
+        finally:
+            renewing.cancel()
+            try:
+                await sync_to_async(limits.close_socket, thread_sensitive=False)(socket_id, user_pk, address)
+            except Exception:  # Redis down: the places lapse by themselves
+                log.warning("a closed WebSocket's places were not given back", exc_info=True)
+
+    @staticmethod
+    async def _renew(socket_id: str, user_pk: Any, address: str | None) -> None:
+        while True:
+            await asyncio.sleep(limits.SOCKET_LEASE_SECONDS / 3)
+            try:
+                await sync_to_async(limits.renew_socket, thread_sensitive=False)(socket_id, user_pk, address)
+            except Exception:  # Redis down: try again next time; the page reconnects if it must
+                log.warning("an open WebSocket's places were not renewed", exc_info=True)

@@ -202,6 +202,11 @@ EXECSIM_MAX_CONCURRENT_RUNS = envint("EXECSIM_MAX_CONCURRENT_RUNS", 2, minimum=1
 EXECSIM_RUNS_PER_MINUTE = envint("EXECSIM_RUNS_PER_MINUTE", 10, minimum=1)
 EXECSIM_SIGNUPS_PER_HOUR = envint("EXECSIM_SIGNUPS_PER_HOUR", 5, minimum=1)
 EXECSIM_EXPLORER_MAX_CONCURRENT = envint("EXECSIM_EXPLORER_MAX_CONCURRENT", 2, minimum=1)
+# open run-page WebSockets per account and per client address (share-link readers, several accounts
+# behind one address): one account opening 100 sockets made other users' handshakes fail (issue 51,
+# item 10). A person watches a few runs at once; an address may be a classroom behind one NAT.
+EXECSIM_MAX_SOCKETS_PER_USER = envint("EXECSIM_MAX_SOCKETS_PER_USER", 20, minimum=1)
+EXECSIM_MAX_SOCKETS_PER_ADDRESS = envint("EXECSIM_MAX_SOCKETS_PER_ADDRESS", 60, minimum=1)
 EXECSIM_MAX_CODE_CHARS = envint("EXECSIM_MAX_CODE_CHARS", 20_000, minimum=1)
 EXECSIM_MAX_STATEMENT_CHARS = envint("EXECSIM_MAX_STATEMENT_CHARS", 20_000, minimum=1)
 EXECSIM_MAX_TEST_CHARS = envint("EXECSIM_MAX_TEST_CHARS", 250_000, minimum=1)

@@ -11,8 +11,11 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from webapp.params import BadNumber, bounded_int
 from webapp.runs import live
 from webapp.runs.models import Run
+
+MAX_SEQ = 2**31 - 1  # RunEvent.seq and Run.last_seq are IntegerFields
 
 
 class RunConsumer(AsyncWebsocketConsumer):
@@ -28,8 +31,9 @@ class RunConsumer(AsyncWebsocketConsumer):
         query = parse_qs(self.scope.get("query_string", b"").decode())
         try:
             run_id = uuid.UUID(self.scope["url_route"]["kwargs"]["run_id"])
-            last_seq = int(query.get("last_seq", ["-1"])[0])
-        except (KeyError, ValueError):
+            # the page's last applied event: -1 (none) up to the seq column's largest
+            last_seq = bounded_int(query.get("last_seq", ["-1"])[0], low=-1, high=MAX_SEQ, default=-1)
+        except (KeyError, ValueError, BadNumber):
             await self.close(code=4400)
             return
         token = query.get("token", [""])[0]
