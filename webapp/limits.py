@@ -4,10 +4,11 @@ a crash and never a half-saved object."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
 from django.conf import settings
@@ -58,13 +59,16 @@ def _take_from_window(key: str, limit: int, seconds: float) -> bool:
     return True
 
 
-def check_can_start_run(user: Any, active: int) -> None:
-    """Concurrent runs per user (``active``: the user's queued and running runs) and runs started per
-    minute (the request rate for expensive requests)."""
-    if active >= settings.EXECSIM_MAX_CONCURRENT_RUNS:
+def check_can_start_run(user: Any, active: int, *, adds: int = 1) -> None:
+    """Concurrent runs per user and runs started per minute (the request rate for expensive requests).
+    ``active``: the user's work in progress, every kind of sandbox work counted (queued and running
+    runs, and Run for real executions asked for or under way); ``adds``: what the new work adds to it
+    at once (0 for a Run for real asked for during its run, which follows that run). Both limits count
+    a Run for real as a run (issue 51, item 9)."""
+    if active + adds > settings.EXECSIM_MAX_CONCURRENT_RUNS:
         raise LimitExceeded(
             f"You already have {active} run(s) in progress (limit {settings.EXECSIM_MAX_CONCURRENT_RUNS}). "
-            "Wait for one to finish or cancel it."
+            "A Run for real counts as a run. Wait for one to finish or cancel it."
         )
     if not _take_from_window(f"execsim:runs:{user.pk}", settings.EXECSIM_RUNS_PER_MINUTE, 60):
         raise LimitExceeded(
@@ -81,12 +85,63 @@ def check_can_sign_up(request: HttpRequest) -> None:
         raise LimitExceeded(f"Too many sign-ups from your address (limit {limit} per hour). Try again later.")
 
 
+# -- one user's share of the sandbox pool ----------------------------------------------------------------
+
+SANDBOX_SHARE_WAIT_SECONDS = 30.0  # how long an explorer trace waits for its user's other programs
+_shares: dict[Any, tuple[int, threading.BoundedSemaphore]] = {}
+_shares_lock = threading.Lock()
+
+
+def _share(user_pk: Any) -> tuple[int, threading.BoundedSemaphore]:
+    """The user's EXECSIM_MAX_PROGRAMS_PER_USER places in this process's sandbox pool (a new set when
+    the setting changed: the places taken under the old one are given back to the old one)."""
+    size = settings.EXECSIM_MAX_PROGRAMS_PER_USER
+    with _shares_lock:
+        share = _shares.get(user_pk)
+        if share is None or share[0] != size:
+            share = _shares[user_pk] = (size, threading.BoundedSemaphore(size))
+        return share
+
+
+@contextmanager
+def sandbox_share(user_pk: Any, wait: float | None = None) -> Iterator[None]:
+    """Hold one of the user's places in the sandbox pool while one of their programs runs (for threads:
+    an explorer trace). Waits up to ``wait`` (SANDBOX_SHARE_WAIT_SECONDS) for the user's own other
+    programs to leave one, then raises LimitExceeded. The places are per server process, as the pool
+    is: embedded mode has one process, so one user's runs, Run for real and traces share one count."""
+    size, share = _share(user_pk)
+    if not share.acquire(timeout=SANDBOX_SHARE_WAIT_SECONDS if wait is None else wait):
+        raise LimitExceeded(
+            f"Your other programs are using your share of the sandbox (limit {size} programs at once). "
+            "Try again when they finish."
+        )
+    try:
+        yield
+    finally:
+        share.release()
+
+
+@asynccontextmanager
+async def sandbox_share_async(user_pk: Any) -> AsyncIterator[None]:
+    """``sandbox_share`` for a run's event loop: waits (without blocking the loop, without a time
+    limit: the run's own programs take turns) until the user has a place free."""
+    _, share = _share(user_pk)
+    while not share.acquire(blocking=False):
+        await asyncio.sleep(0.02)
+    try:
+        yield
+    finally:
+        share.release()
+
+
 @contextmanager
 def trace_slot(user: Any) -> Iterator[None]:
     """Hold one of the user's EXECSIM_EXPLORER_MAX_CONCURRENT explorer traces while it runs, so one
     user's infinite loops occupy at most that many of the sandbox pool's workers and others' traces
     still start at once. The count lives in the cache (shared by every server process); it expires
-    after 5 minutes should a process die holding a slot."""
+    after 5 minutes should a process die holding a slot. The trace also takes one of the user's places
+    in the sandbox (``sandbox_share``), which their runs' programs share: a user whose runs fill their
+    share waits for them, and never holds every worker of the pool."""
     limit = settings.EXECSIM_EXPLORER_MAX_CONCURRENT
     key = f"execsim:traces:{user.pk}"
     cache.add(key, 0, timeout=300)
@@ -100,7 +155,8 @@ def trace_slot(user: Any) -> Iterator[None]:
             raise LimitExceeded(
                 f"You already have {held - 1} trace(s) running (limit {limit}). Wait for one to finish."
             )
-        yield
+        with sandbox_share(user.pk):
+            yield
     finally:
         with suppress(ValueError):  # expired meanwhile: nothing to give back
             cache.decr(key)

@@ -207,6 +207,12 @@ EXECSIM_EXPLORER_MAX_CONCURRENT = envint("EXECSIM_EXPLORER_MAX_CONCURRENT", 2, m
 # item 10). A person watches a few runs at once; an address may be a classroom behind one NAT.
 EXECSIM_MAX_SOCKETS_PER_USER = envint("EXECSIM_MAX_SOCKETS_PER_USER", 20, minimum=1)
 EXECSIM_MAX_SOCKETS_PER_ADDRESS = envint("EXECSIM_MAX_SOCKETS_PER_ADDRESS", 60, minimum=1)
+# one user's programs running at once in a server process's sandbox pool (runs, Run for real, explorer
+# traces): all the pool's workers (one per CPU) but one, so another user's program always finds one
+# (issue 51, item 9).
+EXECSIM_MAX_PROGRAMS_PER_USER = envint(
+    "EXECSIM_MAX_PROGRAMS_PER_USER", max(1, (os.cpu_count() or 1) - 1), minimum=1
+)
 EXECSIM_MAX_CODE_CHARS = envint("EXECSIM_MAX_CODE_CHARS", 20_000, minimum=1)
 EXECSIM_MAX_STATEMENT_CHARS = envint("EXECSIM_MAX_STATEMENT_CHARS", 20_000, minimum=1)
 EXECSIM_MAX_TEST_CHARS = envint("EXECSIM_MAX_TEST_CHARS", 250_000, minimum=1)

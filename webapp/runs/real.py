@@ -8,7 +8,9 @@ judged on each public test, so that
 
 The flag lives in the cache (Redis in production, shared with the Celery workers; in-process memory in
 embedded mode, where the task runs in the same process). It expires after ``FLAG_SECONDS`` without an
-event, so a worker that died does not block the button for ever.
+event, so a worker that died does not block the button for ever. Each flag is also listed under the user
+who asked for it (``under_way_for``): a Run for real is work in progress that counts against its user's
+limits like a run (``webapp.limits.check_can_start_run``; issue 51, item 9).
 
 This module imports only the models and the cache, so every layer may read the flag (the page's context,
 the recording of a run's final event, the task) without an import circle. A request made while the run
@@ -27,11 +29,33 @@ from webapp.runs.models import Candidate, Run
 
 FLAG_SECONDS = 600
 _KEY = "execsim:run-real:{}"
+_USER_KEY = "execsim:run-real-user:{}"  # the runs whose Run for real a user asked for (flags may lapse)
+_USER_KEY_SECONDS = 24 * 3600
 
 
-def request(run_id: Any) -> bool:
-    """Mark a real execution of the run as asked for; False if one is already pending or under way."""
-    return bool(cache.add(_KEY.format(run_id), "1", timeout=FLAG_SECONDS))
+def request(run_id: Any, user_pk: Any = None) -> bool:
+    """Mark a real execution of the run as asked for (by ``user_pk``, whose work in progress it then
+    is); False if one is already pending or under way."""
+    if not cache.add(_KEY.format(run_id), "1", timeout=FLAG_SECONDS):
+        return False
+    if user_pk is not None:
+        listed = sorted({str(run_id), *under_way_for(user_pk)})
+        cache.set(_USER_KEY.format(user_pk), listed, timeout=_USER_KEY_SECONDS)
+    return True
+
+
+def under_way_for(user_pk: Any) -> set[str]:
+    """The runs (ids as text) whose Run for real ``user_pk`` asked for and that have not ended: asked
+    for during a run, waiting in a queue, or running. Ended ones (their flag cleared or lapsed) are
+    dropped from the list as it is read. Two requests at the same instant may miss one another, as
+    the other limits' counts may."""
+    key = _USER_KEY.format(user_pk)
+    listed = cache.get(key) or []
+    flags = cache.get_many([_KEY.format(run_id) for run_id in listed])
+    live = [run_id for run_id in listed if _KEY.format(run_id) in flags]
+    if len(live) != len(listed):
+        cache.set(key, live, timeout=_USER_KEY_SECONDS)
+    return set(live)
 
 
 def touch(run_id: Any) -> None:

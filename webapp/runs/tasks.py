@@ -34,6 +34,7 @@ from simulator.pipeline.real_execution import RealProgram, execute_programs
 from simulator.problem import Problem
 from webapp.celery import app
 from webapp.errors import service_down
+from webapp.limits import sandbox_share_async
 from webapp.runs import cancel as cancel_signal
 from webapp.runs import real
 from webapp.runs.models import Run
@@ -64,6 +65,7 @@ def execute_run(run_id: str) -> str:
         pipeline = load_pipeline(run.kind)
         run_settings = run.pipeline_settings
         client = make_client(run.settings.get("model"))  # no connection until the pipeline uses it
+        executor = SharedExecutor(LocalExecutor(), run.user_id)
     except Exception as exc:  # a configuration problem: say so on the run, do not crash the worker
         log.exception("run %s could not start", run_id)
         append_final(
@@ -72,7 +74,7 @@ def execute_run(run_id: str) -> str:
         return Run.objects.get(id=run_id).status
     try:
         given = {"code": run.code} if run.kind == "solve" and run.code else {}  # the user's own program
-        asyncio.run(_drive(str(run.id), pipeline, subject, run_settings, client, **given))
+        asyncio.run(_drive(str(run.id), pipeline, subject, run_settings, client, executor=executor, **given))
     finally:
         try:
             cancel_signal.clear(run_id)
@@ -261,7 +263,8 @@ def execute_real(run_id: str, executor: Any = None) -> str:
         return "nothing"
     try:
         problem = run.core_problem()
-        return asyncio.run(_drive_real(run, problem, programs, executor or _real_executor()))
+        shared = SharedExecutor(executor or _real_executor(), run.user_id)
+        return asyncio.run(_drive_real(run, problem, programs, shared))
     finally:
         _flag(real.clear, run_id)
         connections.close_all()
@@ -274,6 +277,23 @@ def _flag(step: Any, run_id: Any) -> None:
         step(run_id)
     except Exception as exc:
         log.warning("run %s: the Run for real flag was not updated: %s", run_id, failure(exc)[1])
+
+
+class SharedExecutor:
+    """An executor (``simulator.pipeline.executor.Executor``) whose programs take places in their user's
+    share of the sandbox pool (``webapp.limits.sandbox_share_async``: EXECSIM_MAX_PROGRAMS_PER_USER at
+    once in this process), so one user's runs and Run for real leave workers to other users' programs
+    and explorer traces (issue 51, item 9). ``verify`` is the inner executor's."""
+
+    def __init__(self, inner: Any, user_pk: Any) -> None:
+        self.inner, self.user_pk = inner, user_pk
+
+    async def execute(self, program: Any, *, trace: bool) -> Any:
+        async with sandbox_share_async(self.user_pk):
+            return await self.inner.execute(program, trace=trace)
+
+    def verify(self, nlex: str, result: Any, program: Any) -> Any:
+        return self.inner.verify(nlex, result, program)
 
 
 def _real_executor() -> Any:

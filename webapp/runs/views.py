@@ -38,9 +38,16 @@ def _start(run: Run) -> None:
     transaction.on_commit(lambda: runner.enqueue(run.id))
 
 
-def _check_can_start_run(user: Any) -> None:
-    """``limits.check_can_start_run`` with the user's queued and running runs."""
-    check_can_start_run(user, Run.objects.filter(user=user, status__in=Run.ACTIVE).count())
+def _check_can_start_run(user: Any, *, following: Run | None = None) -> None:
+    """``limits.check_can_start_run`` with the user's work in progress: their queued and running runs,
+    and each Run for real they asked for on a run that has ended (waiting in the queue or running).
+    One asked for during its run follows the run, which already counts; ``following`` is such a run
+    for a new Run for real, which then adds nothing at once (issue 51, item 9)."""
+    runs = {
+        str(pk) for pk in Run.objects.filter(user=user, status__in=Run.ACTIVE).values_list("id", flat=True)
+    }
+    active = len(runs) + len(real.under_way_for(user.pk) - runs)
+    check_can_start_run(user, active, adds=0 if following is not None and following.is_active else 1)
 
 
 @login_required
@@ -199,10 +206,18 @@ def run_real(request: HttpRequest, run_id: Any) -> HttpResponse:
         messages.error(request, "Only a solve run has candidates to run for real.")
     elif not privacy.may_start_work(run, request.user):
         messages.error(request, "Not run: the problem is no longer visible to you.")
-    elif real.request(run.id):  # else one is already pending or under way
-        run.refresh_from_db(fields=["status"])
-        if not run.is_active:  # else the run's final event starts it (webapp.runs.record)
-            runner.enqueue_real(run.id)
+    elif real.pending(run.id):  # already asked for or under way: the panel says so
+        pass
+    else:
+        try:  # sandbox work like a run: the same limits (issue 51, item 9)
+            _check_can_start_run(request.user, following=run)
+        except LimitExceeded as exc:
+            messages.error(request, str(exc))
+        else:
+            if real.request(run.id, request.user.pk):  # else another click asked for it meanwhile
+                run.refresh_from_db(fields=["status"])
+                if not run.is_active:  # else the run's final event starts it (webapp.runs.record)
+                    runner.enqueue_real(run.id)
     return redirect("runs:detail", run_id=run.id)
 
 

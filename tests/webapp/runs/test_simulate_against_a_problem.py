@@ -39,7 +39,7 @@ def test_someone_elses_private_problem_cannot_be_chosen(client, bob, problem, no
 def test_the_run_hands_the_program_to_the_pipeline(make_run, settings):
     seen: dict = {}
 
-    async def pipeline(subject, run_settings, client, *, run_id, cancel, code=None):  # a test double
+    async def pipeline(subject, run_settings, client, *, run_id, cancel, executor=None, code=None):  # double
         seen["code"] = code
         from simulator.pipeline.events import Sequencer
 
