@@ -37,14 +37,15 @@ from webapp.errors import service_down
 from webapp.limits import sandbox_share_async
 from webapp.runs import cancel as cancel_signal
 from webapp.runs import real
-from webapp.runs.models import Run
+from webapp.runs.models import Run, RunEvent
 from webapp.runs.pipeline import load_pipeline, make_client, program_for_simulation
-from webapp.runs.record import append_final, note_stop_reason, record_and_publish
+from webapp.runs.record import append_final, event_dict, note_stop_reason, record_and_publish
 
 log = logging.getLogger(__name__)
 
-OUTAGE_RETRY_SECONDS = 2.0  # how often a run stopped by an outage tries again to record its end
-OUTAGE_GIVE_UP_SECONDS = 600.0  # then the reaper ends it, with the reason noted (record.note_stop_reason)
+OUTAGE_RETRY_SECONDS = 2.0  # how often a run held up by the database tries again to record an event
+OUTAGE_EVENT_SECONDS = 60.0  # how long an event waits for the database; then the run stops, failed
+OUTAGE_GIVE_UP_SECONDS = 600.0  # how long its failure waits; then the reaper ends it with the reason noted
 
 
 @app.task(name="webapp.runs.execute_run", ignore_result=True)
@@ -128,7 +129,7 @@ async def _drive(
                 event = nxt.result()
             except StopAsyncIteration:
                 break
-            if not await loop.run_in_executor(db, record_and_publish, run_id, event):
+            if not await loop.run_in_executor(db, _record, run_id, event):
                 ended = True  # the run was ended elsewhere (reaped); stop quietly
                 return
             if getattr(event, "is_final", False) or (
@@ -175,6 +176,41 @@ def failure(exc: BaseException) -> tuple[str, str]:
     return error, f"{service[0].upper()}{service[1:]} was not reachable, so the run stopped. Retry it."
 
 
+def _record(run_id: str, event: Any) -> bool:
+    """``record_and_publish`` through a short outage of the database (a restart, a dropped connection):
+    tried again every OUTAGE_RETRY_SECONDS, on a fresh connection, for up to OUTAGE_EVENT_SECONDS, the
+    pipeline waiting meanwhile. An event whose commit went through before the connection broke is found
+    in the table and not recorded twice (its seq holding another event: the run was ended elsewhere, as
+    ``record_and_publish`` answers). After that the error goes up and the run fails, saying so."""
+    data = event_dict(event)
+    deadline = time.monotonic() + OUTAGE_EVENT_SECONDS
+    while True:
+        try:
+            return record_and_publish(run_id, event)
+        except Exception as exc:
+            if service_down(exc) is None or time.monotonic() >= deadline:
+                raise
+            log.warning("run %s: event %s waits (%s); trying again", run_id, data["seq"], _what_failed(exc))
+        connections.close_all()
+        time.sleep(OUTAGE_RETRY_SECONDS)
+        try:
+            stored = RunEvent.objects.filter(run_id=run_id, seq=data["seq"]).values_list("type", flat=True)
+            found = stored.first()
+        except Exception as exc:
+            if service_down(exc) is None:
+                raise
+            connections.close_all()  # still down: the next try says so
+            continue
+        if found is not None:
+            return bool(found == data["type"])
+
+
+def _what_failed(exc: BaseException) -> str:
+    """A log line's words for an error: "Redis is not reachable", or the error itself."""
+    service = service_down(exc)
+    return f"{service} is not reachable" if service else f"{type(exc).__name__}: {exc}"
+
+
 def _end_run(run_id: str, type: str, **payload: Any) -> bool:
     """``append_final`` through an outage of the database: tried again every OUTAGE_RETRY_SECONDS, on a
     fresh connection, until it answers (the watcher keeps the heartbeat going meanwhile, so the reaper
@@ -190,7 +226,7 @@ def _end_run(run_id: str, type: str, **payload: Any) -> bool:
             if time.monotonic() >= deadline:
                 note_stop_reason(run_id, *failure(exc))
                 raise
-            log.warning("run %s: its end is not recorded yet (%s); trying again", run_id, failure(exc)[1])
+            log.warning("run %s: its end is not recorded yet (%s); trying again", run_id, _what_failed(exc))
             connections.close_all()
             time.sleep(OUTAGE_RETRY_SECONDS)
 
@@ -213,7 +249,7 @@ def _watch(
             result = step()
         except Exception as exc:
             if what not in failing:
-                log.warning("run %s: %s failed (%s); trying again", run_id, what, failure(exc)[1])
+                log.warning("run %s: %s failed (%s); trying again", run_id, what, _what_failed(exc))
                 failing.add(what)
             connections.close_all()  # a broken connection is not reused
             return None
@@ -276,7 +312,7 @@ def _flag(step: Any, run_id: Any) -> None:
     try:
         step(run_id)
     except Exception as exc:
-        log.warning("run %s: the Run for real flag was not updated: %s", run_id, failure(exc)[1])
+        log.warning("run %s: the Run for real flag was not updated: %s", run_id, _what_failed(exc))
 
 
 class SharedExecutor:

@@ -86,24 +86,52 @@ def test_a_broadcast_that_fails_is_logged_and_the_event_stays_recorded(make_run,
     assert "Redis is not reachable" in caplog.text
 
 
-def test_a_run_stopped_by_a_database_outage_says_so_once_the_database_is_back(make_run, monkeypatch):
-    """The database fails while the run records an event and while it records its failure (the outage
-    lasts); once it answers again the run is failed, naming the database, no address in it."""
+def _database_down(monkeypatch, *, calls: int = 0, seconds: float = 0.0) -> None:
+    """Recording an event from seq 2 on fails as a database that went away fails, for ``calls``
+    attempts or for ``seconds`` from the first failure; the retries are quick."""
+    import time
+
     import webapp.runs.record as record
     import webapp.runs.tasks as tasks
 
     real_record = record.record_and_publish
-    outage = {"left": 3}  # the event itself, then two tries at recording the failure
+    outage: dict[str, Any] = {"calls": calls, "until": None}
 
     def recording(run_id: Any, event: Any, **kwargs: Any) -> bool:
-        if record.event_dict(event)["seq"] >= 2 and outage["left"] > 0:
-            outage["left"] -= 1
-            raise OperationalError('connection to server at "127.0.0.1", port 5432 failed: refused')
+        if record.event_dict(event)["seq"] >= 2:
+            if outage["until"] is None and seconds:
+                outage["until"] = time.monotonic() + seconds
+            if outage["calls"] > 0 or (outage["until"] is not None and time.monotonic() < outage["until"]):
+                outage["calls"] -= 1
+                raise OperationalError('connection to server at "127.0.0.1", port 5432 failed: refused')
         return real_record(run_id, event, **kwargs)
 
     monkeypatch.setattr(tasks, "record_and_publish", recording)
     monkeypatch.setattr(record, "record_and_publish", recording)
     monkeypatch.setattr(tasks, "OUTAGE_RETRY_SECONDS", 0.05, raising=False)
+
+
+def test_a_run_waits_through_a_short_database_outage_and_goes_on(make_run, monkeypatch):
+    """A restart of PostgreSQL (or a dropped connection) while the run records an event: the event
+    is recorded once the database answers again, and the run goes on to its end."""
+    _database_down(monkeypatch, calls=3)
+    run = make_run(settings={"k": 1, "turns": 0, "seed": 7})
+
+    assert execute_run(str(run.id)) == Run.FINISHED
+
+    seqs = list(run.events.values_list("seq", flat=True))
+    assert seqs == list(range(len(seqs)))
+
+
+def test_a_run_stopped_by_a_database_outage_says_so_once_the_database_is_back(make_run, monkeypatch):
+    """The outage outlasts what an event waits for: the run stops, and once the database answers
+    again it is failed with a message naming the database, no address in it (not "the worker stopped
+    responding", the reaper's words for a run its worker left running)."""
+    import webapp.runs.tasks as tasks
+
+    _database_down(monkeypatch, seconds=0.6)
+    monkeypatch.setattr(tasks, "OUTAGE_EVENT_SECONDS", 0.3, raising=False)
+    monkeypatch.setattr(tasks, "OUTAGE_GIVE_UP_SECONDS", 1.5, raising=False)
     run = make_run(settings={"k": 1, "turns": 0, "seed": 7})
 
     execute_run(str(run.id))
