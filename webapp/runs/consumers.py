@@ -32,10 +32,11 @@ class RunConsumer(AsyncWebsocketConsumer):
         try:
             run_id = uuid.UUID(self.scope["url_route"]["kwargs"]["run_id"])
             # the page's last applied event: -1 (none) up to the seq column's largest
-            last_seq = bounded_int(query.get("last_seq", ["-1"])[0], low=-1, high=MAX_SEQ, default=-1)
+            seq = bounded_int(query.get("last_seq", ["-1"])[0], low=-1, high=MAX_SEQ, default=-1)
         except (KeyError, ValueError, BadNumber):
             await self.close(code=4400)
             return
+        last_seq = -1 if seq is None else seq
         token = query.get("token", [""])[0]
         access = await self._access(run_id, token)
         if access is None:

@@ -146,9 +146,10 @@ def note_stop_reason(run_id: Any, error: str, message: str) -> None:
 
 def _stop_reason(run_id: Any) -> dict[str, str] | None:
     try:
-        return cache.get(_STOP_REASON.format(run_id))
+        reason = cache.get(_STOP_REASON.format(run_id))
     except Exception:  # Redis down: the reaper says what it knows
         return None
+    return reason if isinstance(reason, dict) else None
 
 
 def reap_stale_runs() -> list[str]:
