@@ -147,7 +147,7 @@ CELERY_TASK_ACKS_LATE = False  # a run whose worker died is marked failed and re
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 TASK_RUNNER = "celery" if REDIS_URL else "inprocess"
-INPROCESS_WORKERS = envint("EXECSIM_INPROCESS_WORKERS", 2, minimum=1)
+INPROCESS_WORKERS = envint("EXECSIM_INPROCESS_WORKERS", 3, minimum=1)  # 2 a user, one left for another
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

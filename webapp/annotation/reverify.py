@@ -72,7 +72,7 @@ def _each(what: str, rows: Iterable[Any], total: int, progress: Progress | None)
 def _annotation_items(report: Report, progress: Progress | None) -> None:
     items = AnnotationItem.objects.all()
     for item in _each("annotation items", items.iterator(), items.count(), progress):
-        new = item.verify(item.text).to_dict()
+        new = item.verify(item.text, fresh=True).to_dict()
         report.note("annotation items", item.original_check, new)
         item.original_check, item.divergent = new, new["first_divergence"] is not None
         item.save(update_fields=["original_check", "divergent"])

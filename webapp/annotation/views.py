@@ -133,7 +133,10 @@ def _verdicts_context(item: AnnotationItem, text: str, *, fixes: bool = True) ->
 def _review_page(request: HttpRequest, item: AnnotationItem, text: str) -> HttpResponse:
     """The review screen of ``item`` (which ``request.user`` holds) with ``text`` in the correction box."""
     filters = queue.Filters.from_query(request.GET)
-    context = viewer_context(item.core_trace(), item.program(), model_text=item.text, status=item.exec_status)
+    context = viewer_context(
+        item.core_trace(), item.program(), model_text=item.text, status=item.exec_status,
+        verification=item.verify(item.text),  # as checked when queued: not again on every view
+    )  # fmt: skip
     context.update(_verdicts_context(item, text))
     context.update(
         {
@@ -345,7 +348,10 @@ def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     for a in annotations:
         check = item.verify(a.text)
         rows.append({"annotation": a, "marked": marked_html(a.text, check.claims), "check": check})
-    context = viewer_context(item.core_trace(), item.program(), model_text=item.text, status=item.exec_status)
+    context = viewer_context(
+        item.core_trace(), item.program(), model_text=item.text, status=item.exec_status,
+        verification=item.verify(item.text),  # as checked when queued: not again on every view
+    )  # fmt: skip
     start = annotations[0].text if annotations else item.text
     context.update(_verdicts_context(item, start, fixes=False))
     context.update({"rows": rows, "agreement": item_agreement(item), "real_outcome": item.real_outcome()})

@@ -33,6 +33,24 @@ def _textarea(page: str) -> str:
     return html.unescape(re.search(r'data-testid="review-text"[^>]*>(.*?)</textarea>', page, re.S).group(1))
 
 
+def test_word_diff_of_a_long_text_costs_what_its_change_does_not_what_its_length_squared_does():
+    """The live check diffs on every keystroke (issue 51, item 8): a 20 kB text with one word changed,
+    or rewritten whole, is diffed at once; the same chunks as before where the change is small."""
+    import time
+
+    sentence = "Line {i}: x is {i}, so the loop goes on with total = {t}. "
+    original = "".join(sentence.format(i=i, t=i * 3) for i in range(300))  # ~20 kB
+    edited = original.replace("total = 450.", "total = 451.")
+    started = time.process_time()
+    chunks = word_diff(original, edited)
+    rewritten = word_diff(original, original.upper().replace("LINE", "Row"))
+    assert time.process_time() - started < 1.5
+    assert [(c.op, c.text) for c in chunks if c.op != "same"] == [("del", "450"), ("ins", "451")]
+    assert "".join(c.text for c in chunks if c.op != "ins") == original
+    assert "".join(c.text for c in chunks if c.op != "del") == edited
+    assert "".join(c.text for c in rewritten if c.op != "ins") == original
+
+
 def test_word_diff_marks_only_the_changed_words():
     chunks = word_diff("y becomes 7. It returns 7.", "y becomes 6. It returns 7.")
     assert [(c.op, c.text) for c in chunks if c.op != "same"] == [("del", "7"), ("ins", "6")]
@@ -55,6 +73,27 @@ def test_the_verdicts_fragment_diffs_the_correction_and_offers_the_traces_values
     assert body.count('data-testid="use-trace-value"') == 2  # y is right now
     escaped = client.post(f"/annotation/items/{wrong.pk}/verify/", {"text": "<b>x</b>"}).content.decode()
     assert "<b>x</b>" not in escaped and "&lt;b&gt;" in escaped
+
+
+def test_a_page_view_reads_the_model_texts_stored_check_and_does_not_check_it_again(
+    client, ann1, items, monkeypatch
+):
+    """The review screen shows the model's text with its claims checked when the item was queued
+    (issue 51, item 8: never re-verify a stored text on a page view); an edited text is checked."""
+    import webapp.annotation.models as models
+
+    _, wrong = items
+    client.force_login(ann1)
+    client.post(f"/annotation/items/{wrong.pk}/")  # claim it
+    checked: list[str] = []
+    real_verify = models.verify
+    monkeypatch.setattr(
+        models, "verify", lambda text, *a, **k: checked.append(text) or real_verify(text, *a, **k)
+    )
+    page = client.get(f"/annotation/items/{wrong.pk}/").content.decode()
+    assert 'data-testid="use-trace-value"' in page and checked == []
+    client.post(f"/annotation/items/{wrong.pk}/verify/", {"text": WRONG_5.replace("7", "6", 1)})
+    assert checked == [WRONG_5.replace("7", "6", 1)]
 
 
 def test_use_the_traces_value_without_javascript_fixes_one_claim_and_saves_nothing(client, ann1, items):
