@@ -172,3 +172,14 @@ def test_the_queue_page_shows_a_stored_policy_out_of_range_without_failing(clien
     client.force_login(carol)
     assert client.get("/annotation/").status_code == 200
     assert Annotation.objects.count() == 0
+
+
+@pytest.mark.parametrize("value", ["²", "١٢", "1_0", HUGE])
+def test_the_explorers_trace_picker_says_which_number_it_could_not_read(client, alice, sim_run, value):  # noqa: F811
+    """The run page's "see step N" links name a candidate, a test, a turn and a step; an odd one is a
+    message naming the field, read by the one parser."""
+    client.force_login(alice)
+    response = client.get(f"/explorer/runs/{sim_run.id}/?" + urlencode({"candidate": value, "test": "0"}))
+    assert response.status_code == 302
+    said = [str(m) for m in get_messages(response.wsgi_request)]
+    assert said == ["Cannot open that trace: candidate must be a whole number from 0 to 10000"]

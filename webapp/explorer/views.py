@@ -19,6 +19,7 @@ from webapp.explorer.forms import ExploreForm
 from webapp.explorer.models import Trace
 from webapp.explorer.programs import traced
 from webapp.limits import trace_slot
+from webapp.params import bounded_int
 from webapp.runs import privacy
 from webapp.runs.models import Run
 
@@ -79,12 +80,15 @@ def explore_run(request: HttpRequest, run_id: Any) -> HttpResponse:
     asked = None
     if "candidate" in source and "test" in source:
         try:
-            candidate, test = int(source["candidate"]), int(source["test"])
-            turn, step = int(source.get("turn") or 0), int(source.get("step") or 0)
+            index = {"low": 0, "high": 10_000, "default": 0}  # candidates, tests, turns, steps: small
+            candidate = bounded_int(source["candidate"], **index, name="candidate") or 0
+            test = bounded_int(source["test"], **index, name="test") or 0
+            turn = bounded_int(source.get("turn"), **index, name="turn") or 0
+            step = bounded_int(source.get("step"), low=0, high=10_000_000, default=0, name="step") or 0
             program = run.program_of(candidate, test, turn)
             if not privacy.may_see_test(run, request.user, test):
                 raise LookupError(f"{run.test_label(test)} is private to the problem's owner and staff")
-        except (KeyError, ValueError, LookupError) as exc:
+        except (KeyError, ValueError, LookupError) as exc:  # BadNumber is a ValueError
             messages.error(request, f"Cannot open that trace: {exc}")
             return redirect("explorer:run", run_id=run.id)
         existing = Trace.objects.filter(
