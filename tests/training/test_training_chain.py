@@ -139,7 +139,8 @@ def test_the_whole_chain_runs_on_cpu_at_toy_size(tiny_model_dir, tmp_path):
     assert (row["benchmark"], row["model"], row["n"]) == ("cruxeval-o", "sft", 5)
     assert 0 <= row["low"] <= row["value"] <= row["high"] <= 1
     served = json.loads((tmp_path / "eval" / "cruxeval-o" / "results.json").read_text())
-    assert served["requests"]["sent"] == 5 and len(served["items"]) == 5
+    # the app's simulate request, narrated: a narration that ends without its answer gets it asked for
+    assert 5 <= served["requests"]["sent"] <= 10 and len(served["items"]) == 5
     assert served["provenance"]["model"] == "merged"
     assert manifest["data"][0]["examples"] == 8 and manifest["card"]["seed"] == 0
     assert json.loads((tmp_path / "export" / "manifest.json").read_text()) == json.loads(
