@@ -11,7 +11,12 @@ from dataclasses import dataclass
 
 from simulator.nlex.verify import ClaimCheck, Verification
 
-_TOKENS = re.compile(r"\s+|\w+|[^\w\s]")
+# Words, whitespace runs and punctuation, each a token; a decimal number is one ("2.0" replacing "3" is
+# one change, never "2", "." and "0" matched against the text's full stops).
+_TOKENS = re.compile(r"\d+(?:\.\d+)+|\s+|\w+|[^\w\s]")
+_WORDS = re.compile(r"\d+(?:\.\d+)+|\w+|[^\w\s]")  # what "N words changed" counts
+# Sentences and lines: a segment ends after a newline, or after ".", "!" or "?" and the spaces after it.
+_SEGMENTS = re.compile(r"[^\n]*?(?:[.!?][ \t]+|\n|\Z)")
 
 
 @dataclass(frozen=True)
@@ -24,46 +29,111 @@ class Chunk:
 
 
 MAX_DIFFED = 4_000_000  # tokens of the two changed middles multiplied: about 0.2 s of SequenceMatcher
+MAX_SEGMENTS_DIFFED = 250_000  # segments (sentences, lines) of the two changed middles multiplied
+MAX_PAIRED = 400  # segments of one replaced block multiplied, paired by likeness (else diffed as one text)
+LIKE = 0.5  # how alike (difflib's ratio of their tokens) a removed and an added sentence are to pair
 
 
-def word_diff(original: str, edited: str) -> list[Chunk]:
-    """The correction against the original, word by word (whitespace and punctuation are tokens of
-    their own, so "7." -> "6." marks only the digit). Adjacent chunks of one kind are merged."""
-    a, b = _TOKENS.findall(original), _TOKENS.findall(edited)
-    chunks: list[Chunk] = []
-
-    def add(op: str, tokens: list[str]) -> None:
-        text = "".join(tokens)
+class _Chunks(list[Chunk]):
+    def add(self, op: str, text: str) -> None:
+        """Append ``text`` as ``op``, merged into the last chunk when that is of the same kind."""
         if not text:
             return
-        if chunks and chunks[-1].op == op:
-            chunks[-1] = Chunk(op, chunks[-1].text + text)
+        if self and self[-1].op == op:
+            self[-1] = Chunk(op, self[-1].text + text)
         else:
-            chunks.append(Chunk(op, text))
+            self.append(Chunk(op, text))
 
-    # The live check diffs on every keystroke: what both texts share at their ends is "same" without
-    # diffing it, and a middle too large to diff (SequenceMatcher is quadratic) is one replacement.
+
+def _shared_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many items ``a`` and ``b`` share at their start, and then at their end."""
     head = 0
     while head < min(len(a), len(b)) and a[head] == b[head]:
         head += 1
     tail = 0
     while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
-    add("same", a[:head])
+    return head, tail
+
+
+def _words(chunks: _Chunks, original: str, edited: str) -> None:
+    """``original`` against ``edited`` token by token: the shared ends undiffed, a middle too large to
+    diff (SequenceMatcher is quadratic) one replacement."""
+    a, b = _TOKENS.findall(original), _TOKENS.findall(edited)
+    head, tail = _shared_ends(a, b)
+    chunks.add("same", "".join(a[:head]))
     middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
     if len(middle_a) * len(middle_b) > MAX_DIFFED:
-        add("del", middle_a)
-        add("ins", middle_b)
+        chunks.add("del", "".join(middle_a))
+        chunks.add("ins", "".join(middle_b))
     else:
         matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag == "equal":
-                add("same", middle_a[i1:i2])
+                chunks.add("same", "".join(middle_a[i1:i2]))
             else:
-                add("del", middle_a[i1:i2])
-                add("ins", middle_b[j1:j2])
-    add("same", a[len(a) - tail :])
-    return chunks
+                chunks.add("del", "".join(middle_a[i1:i2]))
+                chunks.add("ins", "".join(middle_b[j1:j2]))
+    chunks.add("same", "".join(a[len(a) - tail :]))
+
+
+def _likeness(a: str, b: str) -> float:
+    matcher = difflib.SequenceMatcher(None, _TOKENS.findall(a), _TOKENS.findall(b), autojunk=False)
+    if matcher.real_quick_ratio() < LIKE or matcher.quick_ratio() < LIKE:
+        return 0.0
+    return matcher.ratio()
+
+
+def _replaced(chunks: _Chunks, removed: list[str], added: list[str]) -> None:
+    """Sentences ``removed`` replaced by sentences ``added``: each removed one paired with the added one
+    most like it (in order, as difflib's Differ pairs lines) and diffed word by word; a sentence with
+    no like one is removed or added whole. Blocks too large to pair are diffed as one text."""
+    if not removed or not added:
+        chunks.add("del", "".join(removed))
+        chunks.add("ins", "".join(added))
+        return
+    if len(removed) * len(added) > MAX_PAIRED:
+        _words(chunks, "".join(removed), "".join(added))
+        return
+    best, at = LIKE, None
+    for i, a in enumerate(removed):
+        for j, b in enumerate(added):
+            score = _likeness(a, b)
+            if score > best:
+                best, at = score, (i, j)
+    if at is None:  # nothing alike: the block is rewritten, diffed as one text
+        _words(chunks, "".join(removed), "".join(added))
+        return
+    i, j = at
+    _replaced(chunks, removed[:i], added[:j])
+    _words(chunks, removed[i], added[j])
+    _replaced(chunks, removed[i + 1 :], added[j + 1 :])
+
+
+def word_diff(original: str, edited: str) -> list[Chunk]:
+    """The correction against the original, word by word (whitespace and punctuation are tokens of
+    their own, so "7." -> "6." marks only the digit; a decimal number is one token). Sentences and
+    lines are matched first, so that a sentence deleted next to an edited one is deleted whole and the
+    edit stays on its own line ("y becomes 2.0." and a removed "Line 4: ..." are two changes, not
+    "2", "." and "0" spread around the removed line). Adjacent chunks of one kind are merged."""
+    chunks = _Chunks()
+    a, b = [s for s in _SEGMENTS.findall(original) if s], [s for s in _SEGMENTS.findall(edited) if s]
+    # The live check diffs on every keystroke: what both texts share at their ends is "same" without
+    # diffing it, and a middle too large to match sentence by sentence is diffed as one text.
+    head, tail = _shared_ends(a, b)
+    chunks.add("same", "".join(a[:head]))
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if len(middle_a) * len(middle_b) > MAX_SEGMENTS_DIFFED:
+        _words(chunks, "".join(middle_a), "".join(middle_b))
+    else:
+        matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                chunks.add("same", "".join(middle_a[i1:i2]))
+            else:
+                _replaced(chunks, middle_a[i1:i2], middle_b[j1:j2])
+    chunks.add("same", "".join(a[len(a) - tail :]))
+    return list(chunks)
 
 
 def changed_words(chunks: list[Chunk]) -> int:
@@ -71,7 +141,7 @@ def changed_words(chunks: list[Chunk]) -> int:
     followed by added ones) counts its longer side, a pure removal or addition its words."""
 
     def words(chunk: Chunk) -> int:
-        return len(re.findall(r"\w+|[^\w\s]", chunk.text))
+        return len(_WORDS.findall(chunk.text))
 
     total, i = 0, 0
     while i < len(chunks):

@@ -1,0 +1,62 @@
+"""Issue 52, "What a newcomer meets", the annotator's and staff's items, in Chromium: each one-click fix
+names the claim it changes (and lights it up on hover); a line that never ran is removed in one click,
+sentence and all; the word diff keeps a replaced value whole, on the line of what it replaces; the
+queue-settings message counts the items the queue lists; the agreement page gives its n, a caution
+on a small sample and the annotator pairs; the export page offers its filters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from webapp.annotation.enqueue import enqueue_run
+from webapp.annotation.models import AnnotationItem
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# add_one(1) gives 2.0; the model says 3 three times, and narrates line 4, which never runs.
+FLOAT_CODE = "def add_one(x):\n    y = x + 1.0\n    if y < 0:\n        y = 0\n    return y\n"
+HALLUCINATED = "Line 4: y is reset to zero.\n"
+FLOAT_TEXT = (
+    "[THOUGHT] add_one is called with x = 1.\nLine 2: y becomes 3.\n"
+    + HALLUCINATED
+    + "Line 5: it returns 3. "
+    "[/THOUGHT]\n[ANSWER] assert add_one(1) == 3 [/ANSWER]"
+)
+FLOAT_FIXED = FLOAT_TEXT.replace(HALLUCINATED, "").replace(" 3", " 2.0")
+
+
+@pytest.fixture
+def float_item(make_run: Any) -> AnnotationItem:
+    from webapp.runs.models import Candidate, Simulation
+
+    run = make_run(status="finished", provenance={"model": "smollm2-test"})
+    Candidate.objects.create(run=run, index=0, code=FLOAT_CODE, done=True)
+    Simulation.objects.create(run=run, candidate=0, test=0, text=FLOAT_TEXT, predicted="3", done=True)
+    enqueue_run(run)
+    return AnnotationItem.objects.get()
+
+
+def _review(page: Any, url: str, item: AnnotationItem) -> None:
+    page.goto(f"{url}/annotation/items/{item.pk}/")
+    page.click('[data-testid="claim-item"]')  # a GET claims nothing: its page offers the claim
+    page.locator('[data-testid="review-text"]').wait_for()
+    page.wait_for_load_state()  # htmx set up: the box's edits are checked as typed
+
+
+def test_the_word_diff_keeps_a_replaced_value_whole_and_inline(page_as, live_server, float_item, ann1):
+    page = page_as(ann1)
+    _review(page, live_server.url, float_item)
+    # by hand: the first value fixed and the line that never ran deleted
+    page.fill(
+        '[data-testid="review-text"]', FLOAT_TEXT.replace("y becomes 3.\n" + HALLUCINATED, "y becomes 2.0.\n")
+    )
+    diff = page.locator('[data-testid="diff-text"]')
+    diff.wait_for()
+    expect(diff.locator("ins")).to_have_text(["2.0"])
+    assert diff.locator("del").all_text_contents() == ["3", HALLUCINATED]
+    removed, added = diff.locator("del").first.bounding_box(), diff.locator("ins").first.bounding_box()
+    assert removed["y"] == added["y"] and removed["x"] < added["x"]  # 2.0 beside the 3 it replaces
