@@ -1,7 +1,8 @@
 // Review screen keys, as in Prodigy: a = accept, x = reject, space = skip, backspace = undo.
 // Keys are ignored while typing in the text box (Esc leaves it). Buttons set the decision too.
-// "Reset to original" and "Use the trace's value" edit the box in place and let htmx re-verify it;
-// without JavaScript they are a link (the page afresh) and a form post (annotation:fix).
+// "Reset to original", "Use the trace's value" and "Remove this sentence" edit the box in place and
+// let htmx re-verify it; without JavaScript they are a link (the page afresh) and a form post
+// (annotation:fix). Hovering or focusing a fix lights up its claim in the checked text below it.
 (function () {
   "use strict";
   var form = document.getElementById("decide-form");
@@ -33,7 +34,7 @@
 
   // The fix buttons arrive with each verdicts fragment: one listener on the document for them all.
   document.addEventListener("click", function (evt) {
-    var fix = evt.target.closest("button[data-testid=use-trace-value]");
+    var fix = evt.target.closest("button[data-replace]");
     if (!fix) { return; }
     var start = Number(fix.getAttribute("data-start"));
     var end = Number(fix.getAttribute("data-end"));
@@ -41,6 +42,36 @@
     evt.preventDefault();
     setText(box.value.slice(0, start) + fix.getAttribute("data-value") + box.value.slice(end));
   });
+
+  // The claim a fix changes: the claim span of the checked text that starts at the fix's claim_start
+  // (the text as marked is the box's text, so offsets are counted over its text nodes).
+  function claimAt(start) {
+    var marked = document.querySelector("#verdicts [data-testid=verdicts-text]");
+    if (!marked) { return null; }
+    var offset = 0;
+    for (var node = marked.firstChild; node; node = node.nextSibling) {
+      if (offset === start && node.nodeType === 1 && node.getAttribute("data-testid") === "claim") { return node; }
+      offset += node.textContent.length;
+      if (offset > start) { return null; }
+    }
+    return null;
+  }
+
+  var lit = null;
+  function light(row) {
+    if (lit) { lit.classList.remove("claim-focus"); lit = null; }
+    if (!row) { return; }
+    lit = claimAt(Number(row.getAttribute("data-claim-start")));
+    if (lit) { lit.classList.add("claim-focus"); }
+  }
+  function rowOf(node) { return node && node.closest ? node.closest("#verdicts li[data-claim-start]") : null; }
+  document.addEventListener("mouseover", function (evt) { var row = rowOf(evt.target); if (row) { light(row); } });
+  document.addEventListener("mouseout", function (evt) {
+    var row = rowOf(evt.target);
+    if (row && rowOf(evt.relatedTarget) !== row) { light(null); }
+  });
+  document.addEventListener("focusin", function (evt) { light(rowOf(evt.target)); });
+  document.addEventListener("htmx:afterSwap", function () { lit = null; });
 
   form.addEventListener("click", function (evt) {
     var button = evt.target.closest("button[data-decision]");

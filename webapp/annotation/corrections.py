@@ -157,13 +157,43 @@ def changed_words(chunks: list[Chunk]) -> int:
 
 @dataclass(frozen=True)
 class Fix:
-    """Replace ``text[start:end]`` (the claimed value of claim ``index``) by ``value`` (the trace's)."""
+    """Replace ``text[start:end]`` by ``value``: the claimed value of false claim ``index`` by the
+    trace's (``kind`` "value", "use the trace's value"), or the sentence holding it by nothing
+    (``kind`` "remove", "remove this sentence"). ``claim_start``/``claim_end`` are the claim's own span
+    (what the page lights up while the button is hovered); ``label`` names the claim for the button's
+    row, ``why`` says what is wrong with it."""
 
     index: int
     start: int
     end: int
     claimed: str
     value: str
+    claim_start: int = 0
+    claim_end: int = 0
+    label: str = ""
+    line: int | None = None
+    kind: str = "value"
+    why: str = ""
+
+
+LABEL_CHARS = 60  # how much of a claim (or of the answer's line) a fix's row quotes
+_ANSWER_TAGS = re.compile(r"\[/?(?:ANSWER|OUTPUT|THOUGHT)\]|</?output>", re.I)
+
+
+def _quoted(words: str) -> str:
+    words = " ".join(words.split())
+    return f"“{words if len(words) <= LABEL_CHARS else words[: LABEL_CHARS - 1] + '…'}”"
+
+
+def claim_label(text: str, claim: ClaimCheck) -> str:
+    """How a fix's row names its claim: its words in quotes (“y becomes 3”); the final answer, whose
+    claim is its value alone, by the line it sits on (the answer “assert f(1) == 3”)."""
+    if claim.kind == "answer":
+        line_start = text.rfind("\n", 0, claim.start) + 1
+        line_end = text.find("\n", claim.end)
+        line = _ANSWER_TAGS.sub(" ", text[line_start : line_end if line_end >= 0 else len(text)])
+        return f"the answer {_quoted(line or claim.text)}"
+    return _quoted(claim.text)
 
 
 def value_fix(text: str, index: int, claim: ClaimCheck) -> Fix | None:
@@ -180,13 +210,92 @@ def value_fix(text: str, index: int, claim: ClaimCheck) -> Fix | None:
     at = text.rfind(claimed, claim.start, claim.end) if claimed else -1
     if at < 0 or claimed == claim.actual:
         return None
-    return Fix(index, at, at + len(claimed), claimed, claim.actual)
+    line = claim.line if claim.kind != "answer" else None  # the answer's line is the program's last
+    return Fix(
+        index,
+        at,
+        at + len(claimed),
+        claimed=claimed,
+        value=claim.actual,
+        claim_start=claim.start,
+        claim_end=claim.end,
+        label=claim_label(text, claim),
+        line=line,
+    )
 
 
 def value_fixes(text: str, check: Verification) -> list[Fix]:
     """Every false claim of ``text`` that "use the trace's value" can fix."""
     fixes = (value_fix(text, i, claim) for i, claim in enumerate(check.claims))
     return [fix for fix in fixes if fix is not None]
+
+
+# Where a sentence ends: ".", "!" or "?" before whitespace, a tag or the end; a newline; a tag.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|\[|<|\Z)|\n|(?=\[/?[A-Z]+\]|</?output>)")
+_SENTENCE_START = re.compile(r"[.!?]\s+|\n|\[/?[A-Z]+\]\s*|</?output>\s*")
+SENTENCE_CHARS = 2_000  # how far back a sentence's start is looked for
+
+
+def sentence_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The sentence of ``text`` around ``text[start:end]`` with the whitespace after it (up to and with
+    one newline), so that removing it leaves the sentences before and after as they were."""
+    begin = text.rfind("\n", 0, start) + 1  # at the latest, where its line starts
+    for boundary in _SENTENCE_START.finditer(text, max(begin, start - SENTENCE_CHARS), start):
+        begin = boundary.end()
+    while begin < start and text[begin] in " \t":
+        begin += 1
+    after = _SENTENCE_END.search(text, end)
+    stop = after.end() if after else len(text)
+    if after is not None and after.group() in ".!?":
+        while stop < len(text) and text[stop] in " \t":
+            stop += 1
+        if stop < len(text) and text[stop] == "\n":
+            stop += 1
+    return begin, stop
+
+
+def _why(claim: ClaimCheck) -> str:
+    if claim.kind == "line" and claim.line is not None:
+        return f"line {claim.line} does not run here"
+    return claim.reason or "the real run says otherwise"
+
+
+def sentence_removals(text: str, check: Verification) -> list[Fix]:
+    """The "remove this sentence" edits: for each false claim that the trace's value cannot fix (a line
+    that does not run there, such as a line the model narrates that never ran; a name the run never
+    sets), its sentence; one per sentence, never the final answer's."""
+    answers = [(c.start, c.end) for c in check.claims if c.kind in ("answer", "result")]
+    fixed = {fix.index for fix in value_fixes(text, check)}
+    removals: list[Fix] = []
+    for index, claim in enumerate(check.claims):
+        if claim.verdict != "false" or claim.kind in ("answer", "result") or index in fixed:
+            continue
+        start, end = sentence_span(text, claim.start, claim.end)
+        holds_answer = any(start < a_end and a_start < end for a_start, a_end in answers)
+        if holds_answer or any(r.start == start for r in removals) or not text[start:end].strip():
+            continue
+        removals.append(
+            Fix(
+                index,
+                start,
+                end,
+                claimed=text[start:end],
+                value="",
+                claim_start=claim.start,
+                claim_end=claim.end,
+                label=_quoted(text[start:end]),
+                line=claim.line,
+                kind="remove",
+                why=_why(claim),
+            )
+        )
+    return removals
+
+
+def claim_edits(text: str, check: Verification) -> list[Fix]:
+    """The one-click edits the review screen offers: the trace's values, then sentences to remove (a
+    claim has at most one of them, so a claim's index names its edit)."""
+    return value_fixes(text, check) + sentence_removals(text, check)
 
 
 def apply_fix(text: str, fix: Fix) -> str:

@@ -17,7 +17,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from simulator.annotations import STATUSES
 from webapp.accounts.roles import is_staff, role_required
 from webapp.annotation import queue
-from webapp.annotation.corrections import apply_fix, changed_words, value_fixes, word_diff
+from webapp.annotation.corrections import (
+    apply_fix,
+    changed_words,
+    claim_edits,
+    sentence_removals,
+    value_fixes,
+    word_diff,
+)
 from webapp.annotation.enqueue import enqueue_run, runs_to_add
 from webapp.annotation.export import write_jsonl
 from webapp.annotation.models import Annotation, AnnotationItem, QueuePolicy
@@ -127,6 +134,7 @@ def _verdicts_context(item: AnnotationItem, text: str, *, fixes: bool = True) ->
         "diff": diff,
         "changed_words": changed_words(diff),
         "fixes": value_fixes(text, verification) if fixes else [],
+        "removals": sentence_removals(text, verification) if fixes else [],
     }
 
 
@@ -205,9 +213,10 @@ def verify_text(request: HttpRequest, pk: int) -> HttpResponse:
 @annotator_required
 @require_POST
 def fix_claim(request: HttpRequest, pk: int) -> HttpResponse:
-    """ "Use the trace's value" without JavaScript: the posted text with false claim ``fix`` (an index
-    into its claims) given the real run's value, back on the review screen (nothing is saved; with
-    JavaScript, review.js makes the same replacement in the box and htmx re-verifies it)."""
+    """ "Use the trace's value" and "Remove this sentence" without JavaScript: the posted text with false
+    claim ``fix`` (an index into its claims) given the real run's value, or its sentence removed, back
+    on the review screen (nothing is saved; with JavaScript, review.js makes the same replacement in
+    the box and htmx re-verifies it)."""
     item = get_object_or_404(AnnotationItem, pk=pk)
     elsewhere = _held_or_redirect(request, item)
     if elsewhere is not None:
@@ -217,9 +226,9 @@ def fix_claim(request: HttpRequest, pk: int) -> HttpResponse:
         index = bounded_int(request.POST.get("fix"), low=0, high=10_000, name="fix")
     except BadNumber:
         index = None
-    fix = next((f for f in value_fixes(text, item.verify(text)) if f.index == index), None)
+    fix = next((f for f in claim_edits(text, item.verify(text)) if f.index == index), None)
     if fix is None:
-        messages.info(request, "That claim has no value from the trace to use (the text changed?).")
+        messages.info(request, "That claim has nothing to fix any more (the text changed?).")
     else:
         text = apply_fix(text, fix)
     return _review_page(request, item, text)

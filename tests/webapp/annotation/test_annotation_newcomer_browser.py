@@ -6,10 +6,12 @@ on a small sample and the annotator pairs; the export page offers its filters.""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
+from tests.webapp.browser.support import SCREENSHOTS
 from webapp.annotation.enqueue import enqueue_run
 from webapp.annotation.models import AnnotationItem
 
@@ -45,6 +47,53 @@ def _review(page: Any, url: str, item: AnnotationItem) -> None:
     page.click('[data-testid="claim-item"]')  # a GET claims nothing: its page offers the claim
     page.locator('[data-testid="review-text"]').wait_for()
     page.wait_for_load_state()  # htmx set up: the box's edits are checked as typed
+
+
+def test_each_fix_names_its_claim_and_lights_it_up_on_hover(page_as, live_server, float_item, ann1):
+    page = page_as(ann1)
+    _review(page, live_server.url, float_item)
+    rows = page.locator('[data-testid="fixes"] li')
+    expect(rows).to_have_count(3)
+    texts = rows.all_inner_texts()
+    assert len(set(texts)) == 3, texts  # three buttons, each saying which claim it changes
+    assert "“y becomes 3” (line 2)" in texts[0] and "3 → 2.0" in texts[0]
+    assert "“returns 3” (line 5)" in texts[1]
+    assert "the answer “assert add_one(1) == 3”" in texts[2]
+    button = rows.nth(1).locator('[data-testid="use-trace-value"]')
+    expect(button).to_have_accessible_description(re.compile("returns 3"))
+    lit = page.locator('[data-testid="verdicts-text"] .claim-focus')
+    expect(lit).to_have_count(0)
+    button.hover()
+    expect(lit).to_have_count(1)
+    expect(lit).to_have_text("returns 3")
+    page.locator("#verdicts").screenshot(path=str(SCREENSHOTS / "review-fixes.png"))
+    rows.nth(0).hover()
+    expect(lit).to_have_text("y becomes 3")
+    page.locator("h1").hover()
+    expect(lit).to_have_count(0)
+    button.focus()  # the keyboard lights it up too
+    expect(lit).to_have_text("returns 3")
+
+
+def test_a_line_that_never_ran_is_removed_in_one_click(page_as, live_server, float_item, ann1):
+    page = page_as(ann1)
+    _review(page, live_server.url, float_item)
+    text = page.locator('[data-testid="review-text"]')
+    remove = page.locator('[data-testid="remove-sentence"]')
+    expect(remove).to_have_count(1)
+    row = page.locator('[data-testid="remove"]')
+    assert "Line 4: y is reset to zero." in row.inner_text() and "line 4" in row.inner_text()
+    remove.hover()
+    expect(page.locator('[data-testid="verdicts-text"] .claim-focus')).to_have_text("Line 4")
+    remove.click()
+    expect(remove).to_have_count(0)
+    assert text.input_value() == FLOAT_TEXT.replace(HALLUCINATED, "")
+    fixes = page.locator('[data-testid="use-trace-value"]')
+    for left in (2, 1, 0):
+        fixes.first.click()
+        expect(fixes).to_have_count(left)
+    page.locator('[data-testid="verdicts"][data-verified="1"]').wait_for()
+    assert text.input_value() == FLOAT_FIXED
 
 
 def test_the_word_diff_keeps_a_replaced_value_whole_and_inline(page_as, live_server, float_item, ann1):

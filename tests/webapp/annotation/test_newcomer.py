@@ -5,7 +5,35 @@ figures' n and annotator pairs; the export filters."""
 
 from __future__ import annotations
 
-from webapp.annotation.corrections import changed_words, word_diff
+import html
+import re
+from typing import Any
+
+import pytest
+
+from simulator.execution.program import Program
+from simulator.nlex.verify import verify_program
+from webapp.annotation.corrections import (
+    apply_fix,
+    changed_words,
+    claim_edits,
+    sentence_removals,
+    sentence_span,
+    value_fixes,
+    word_diff,
+)
+
+# add_one(1) gives 2.0; the model says 3 three times, and narrates line 4, which never runs (the
+# browser tests' item: tests/webapp/annotation/test_annotation_newcomer_browser.py).
+FLOAT_CODE = "def add_one(x):\n    y = x + 1.0\n    if y < 0:\n        y = 0\n    return y\n"
+HALLUCINATED = "Line 4: y is reset to zero.\n"
+FLOAT_TEXT = (
+    "[THOUGHT] add_one is called with x = 1.\nLine 2: y becomes 3.\n"
+    + HALLUCINATED
+    + "Line 5: it returns 3. "
+    "[/THOUGHT]\n[ANSWER] assert add_one(1) == 3 [/ANSWER]"
+)
+FLOAT_FIXED = FLOAT_TEXT.replace(HALLUCINATED, "").replace(" 3", " 2.0")
 
 
 def _changes(original: str, edited: str) -> list[tuple[str, str]]:
@@ -50,3 +78,82 @@ def test_a_rewritten_text_is_still_diffed_word_by_word():
         ("ins", "3"),
         ("ins", " Done."),
     ]
+
+
+def _checked(text: str) -> Any:
+    return verify_program(text, Program(code=FLOAT_CODE, call="add_one(1)"))[0]
+
+
+def test_each_value_fix_names_its_claim_and_where_it_is(sandbox):
+    fixes = value_fixes(FLOAT_TEXT, _checked(FLOAT_TEXT))
+    assert [(f.label, f.line, f.claimed, f.value) for f in fixes] == [
+        ("“y becomes 3”", 2, "3", "2.0"),
+        ("“returns 3”", 5, "3", "2.0"),
+        ("the answer “assert add_one(1) == 3”", None, "3", "2.0"),  # by its line: its claim is "3"
+    ]
+    for fix in fixes:  # the span the page lights up is the claim's, holding the value replaced
+        assert fix.claim_start <= fix.start < fix.end <= fix.claim_end
+
+
+def test_a_line_that_never_ran_is_offered_for_removal_sentence_and_all(sandbox):
+    check = _checked(FLOAT_TEXT)
+    [removal] = sentence_removals(FLOAT_TEXT, check)
+    assert removal.claimed == HALLUCINATED and removal.why == "line 4 does not run here"
+    assert removal.label == "“Line 4: y is reset to zero.”"
+    assert FLOAT_TEXT[removal.claim_start : removal.claim_end] == "Line 4"
+    assert apply_fix(FLOAT_TEXT, removal) == FLOAT_TEXT.replace(HALLUCINATED, "")
+    # a claim has one edit at most: its index names it
+    indexes = [edit.index for edit in claim_edits(FLOAT_TEXT, check)]
+    assert len(indexes) == len(set(indexes)) == 4
+
+
+def test_no_removal_for_the_answer_or_a_value_the_trace_can_fix(sandbox):
+    text = FLOAT_TEXT.replace(HALLUCINATED, "")
+    assert sentence_removals(text, _checked(text)) == []  # three wrong values, each with its fix
+    assert sentence_removals(FLOAT_FIXED, _checked(FLOAT_FIXED)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("x = 1. Line 3: x is 1. Line 4: y.", "x = 1. Line 4: y."),
+        ("x = 1.\nLine 3: x is 1.\nLine 4: y.", "x = 1.\nLine 4: y."),
+        ("x = 1.\nLine 3: y = 0\nLine 4: y.", "x = 1.\nLine 4: y."),  # no full stop: to the line's end
+        ("[THOUGHT] Line 3: y = 2.0 here. [/THOUGHT]", "[THOUGHT] [/THOUGHT]"),  # 2.0 ends nothing
+        ("x = 1. Line 3 runs![/THOUGHT]", "x = 1. [/THOUGHT]"),
+    ],
+)
+def test_a_sentence_is_what_removing_it_takes(text: str, left: str):
+    at = text.index("Line 3")
+    start, end = sentence_span(text, at, at + 6)
+    assert text[:start] + text[end:] == left
+
+
+def _textarea(page: str) -> str:
+    return html.unescape(re.search(r'data-testid="review-text"[^>]*>(.*?)</textarea>', page, re.S).group(1))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_remove_this_sentence_works_without_javascript(client, sandbox, make_run, ann1):
+    from webapp.annotation.enqueue import enqueue_run
+    from webapp.annotation.models import Annotation, AnnotationItem
+    from webapp.runs.models import Candidate, Simulation
+
+    run = make_run(status="finished", provenance={"model": "smollm2-test"})
+    Candidate.objects.create(run=run, index=0, code=FLOAT_CODE, done=True)
+    Simulation.objects.create(run=run, candidate=0, test=0, text=FLOAT_TEXT, predicted="3", done=True)
+    enqueue_run(run)
+    item = AnnotationItem.objects.get()
+    client.force_login(ann1)
+    page = client.post(f"/annotation/items/{item.pk}/", follow=True).content.decode()
+    assert page.count('data-testid="remove-sentence"') == 1 and "line 4 does not run here" in page
+    assert (
+        'aria-describedby="claim-fix-' in page
+        and 'in <span class="claim-name">“returns 3”</span> (line 5)' in page
+    )
+    number = re.search(r'value="(\d+)" class="fix" data-testid="remove-sentence"', page).group(1)
+    page = client.post(
+        f"/annotation/items/{item.pk}/fix/", {"text": FLOAT_TEXT, "fix": number}
+    ).content.decode()
+    assert _textarea(page) == FLOAT_TEXT.replace(HALLUCINATED, "")
+    assert 'data-testid="remove-sentence"' not in page and not Annotation.objects.exists()
