@@ -20,7 +20,7 @@ from simulator.prompts.simulate import EMPTY_THOUGHT
 
 
 def _title(mark: ClaimCheck) -> str:
-    where = f" at step {mark.step}" if mark.step is not None else ""
+    where = f" at step {mark.step + 1}" if mark.step is not None else ""  # as the explorer counts, from 1
     if mark.verdict == "true":
         return f"right: the real execution agrees{where}"
     if mark.verdict == "false":

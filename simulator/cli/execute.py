@@ -3,7 +3,8 @@
 - ``run PROGRAM.py (--call EXPR | --stdin FILE) [--json]``: one program; ``--json`` prints one record
   (the fields of a batch line), otherwise a readable summary.
 - ``trace PROGRAM.py (--call EXPR | --stdin FILE) [--json | --nlex] [--max-steps N]``: the same, traced;
-  prints the steps, the trace record (``--json``) or the deterministic narration (``--nlex``).
+  prints the steps (numbered from 1, as the explorer counts them), the trace record (``--json``, whose
+  ``index`` counts from 0) or the deterministic narration (``--nlex``).
 - ``batch TASKS.jsonl [--workers N] [--trace]``: one JSON line per input line, in input order, on stdout;
   a malformed line gives ``{"id": null, "line": N, "status": "invalid_input", ...}`` and the rest still run.
   Progress goes to stderr, only when it is a terminal.
@@ -275,10 +276,11 @@ def summary(result: ExecutionResult) -> str:
 
 
 def steps_text(trace: Any) -> str:
-    """One line per recorded step: index, event, function:line, changed variables, printed text."""
+    """One line per recorded step: its number (from 1, as the explorer counts; the JSON's ``index`` is
+    this less 1), event, function:line, changed variables, printed text."""
     lines = []
     for step in trace.steps:
-        parts = [f"{step.index:>5} {step.kind:<9} {'  ' * step.depth}{step.function}:{step.line}"]
+        parts = [f"{step.index + 1:>5} {step.kind:<9} {'  ' * step.depth}{step.function}:{step.line}"]
         if step.changed:
             parts.append(", ".join(f"{name}={value.repr}" for name, value in step.changed.items()))
         if step.value is not None:

@@ -321,10 +321,11 @@ def shorten(value: str | None, limit: int = 60) -> str:
 
 def sentence(check: ClaimCheck, program: Program) -> str:
     """A false claim in words: "line 2: the simulation says it returns 1; the real run returns 6
-    (step 5)"."""
+    (step 5)". The step is counted from 1, as a person reads it in the explorer (the claim's ``step``
+    is the trace's index, from 0: step 5 is index 4)."""
     said, real = shorten(check.claimed), shorten(check.actual)
     where = f"line {check.line}: " if check.line and check.kind not in ("line", "repeat") else ""
-    step = f" (step {check.step})" if check.step is not None else ""
+    step = f" (step {check.step + 1})" if check.step is not None else ""
     script = program.call is None
     if check.kind == "value":
         name = check.name or "the variable"

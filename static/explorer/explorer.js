@@ -9,9 +9,12 @@
 // ?break=3,7, and ?break= for none); names listed
 // in a `# hide: a, b` comment are left out of the frames, with the objects only they reach.
 // No dependencies; keys: Left/Right (back/forward), Home/End (first/last). Any element with
-// data-step="N" (a checked claim, a divergence link) jumps to step N when clicked. On permalinks the
-// step is in the URL (#step-N): a hash edit or the browser's Back moves the stepper; jumps (first, last,
-// go to, a claim) are history entries, single steps replace the current one.
+// data-step="N" (a checked claim, a divergence link) jumps to the trace's step N when clicked. On
+// permalinks the step is in the URL (#step-N): a hash edit or the browser's Back moves the stepper;
+// jumps (first, last, go to, a claim) are history entries, single steps replace the current one.
+// Numbering: a person reads steps from 1 ("Step 1 of 39", the slider, "Go to step", #step-N); the
+// trace's JSON, data-step and `current` are its index, from 0. #step-0, which only a link made before
+// steps were counted from 1 holds, opens step 1.
 (function () {
   "use strict";
   var root = document.getElementById("explorer");
@@ -337,8 +340,8 @@
   function render() {
     var s = steps[current];
     var state = stateAt(current);
-    q("ex-step").textContent = String(current);
-    q("ex-slider").value = String(current);
+    q("ex-step").textContent = String(steps.length ? current + 1 : 0);
+    q("ex-slider").value = String(current + 1);
     markLines(s, state);
     q("ex-event").textContent = describe(s);
     var sentence = sentenceAt(current);
@@ -381,7 +384,7 @@
       var params = new URLSearchParams(a.getAttribute("data-base").replace(/^\?/, ""));
       if (kept !== null) { params.set("break", kept); }
       var search = params.toString();
-      a.setAttribute("href", "?" + search + "#step-" + current);
+      a.setAttribute("href", "?" + search + "#step-" + (current + 1));
     });
   }
 
@@ -413,9 +416,9 @@
     window.history.replaceState(null, "", window.location.pathname + (search ? "?" + search : "") + window.location.hash);
   }
 
-  function stepFromHash() {
+  function stepFromHash() {  // #step-N names step N as shown (from 1): the index N - 1
     var match = /^#step-(\d+)$/.exec(window.location.hash);
-    return match ? Number(match[1]) : null;
+    return match ? Math.max(Number(match[1]) - 1, 0) : null;
   }
 
   function go(n, how) {  // how: "push" (a jump), "replace" (a single step), "init" or "url" (from the URL)
@@ -424,7 +427,7 @@
     current = n;
     render();
     if (!useHash || how === "init" || how === "url" || !window.history || !window.history.replaceState) { return; }
-    var url = window.location.pathname + window.location.search + "#step-" + n;
+    var url = window.location.pathname + window.location.search + "#step-" + (n + 1);
     if (how === "push" && moved) { window.history.pushState(null, "", url); }
     else { window.history.replaceState(null, "", url); }
   }
@@ -455,10 +458,21 @@
     else if (what === "last") { go(last, "push"); }
     else if (what === "clear-breaks") { breaks = {}; keepBreaks(); render(); }
   });
-  q("ex-slider").addEventListener("input", function (evt) { go(evt.target.value, "replace"); });
-  q("ex-jump").addEventListener("submit", function (evt) {
+  q("ex-slider").addEventListener("input", function (evt) { go(Number(evt.target.value) - 1, "replace"); });
+  q("ex-jump").addEventListener("submit", function (evt) {  // a step as shown, from 1; a wrong one is said
     evt.preventDefault();
-    go(q("ex-jump-input").value, "push");
+    var input = q("ex-jump-input"), error = q("ex-jump-error");
+    var text = input.value.trim(), n = Number(text);
+    var ok = /^\d+$/.test(text) && n >= 1 && n <= steps.length;
+    input.setAttribute("aria-invalid", ok ? "false" : "true");
+    error.hidden = ok;
+    if (!ok) {
+      error.textContent = (text === "" ? "Type a step number" : "There is no step " + text) +
+        (steps.length ? ": the steps go from 1 to " + steps.length + "." : ": this trace has no step.");
+      return;
+    }
+    error.textContent = "";
+    go(n - 1, "push");
   });
   document.addEventListener("click", function (evt) {
     var target = evt.target.closest("[data-step]");

@@ -94,7 +94,8 @@ def explore_run(request: HttpRequest, run_id: Any) -> HttpResponse:
         existing = Trace.objects.filter(
             owner=request.user, run=run, candidate=candidate, test=test, code=program.code
         ).first()
-        at_step = f"#step-{step}" if step else ""
+        # ?step= is the trace's index (from 0, as claims and data-step carry it); #step-N counts from 1
+        at_step = f"#step-{step + 1}" if source.get("step") else ""
         if existing is not None:
             return redirect(reverse("explorer:view", args=[existing.slug]) + at_step)
         if request.method == "POST":

@@ -90,7 +90,10 @@ def test_trace_json_and_text(program: Path, capsys: pytest.CaptureFixture[str]) 
     record = json.loads(capsys.readouterr().out)
     assert [s["event"] for s in record["trace"]["steps"]] == ["call", "line", "line", "line", "return"]
     assert main(["trace", str(program), "--call", "f(3)"]) == 0
-    assert "f:2" in capsys.readouterr().out
+    listing = capsys.readouterr().out.splitlines()
+    assert "f:2" in listing[1]
+    # steps counted from 1, as the explorer shows them (the JSON's index counts from 0)
+    assert [line.split()[0] for line in listing[:5]] == ["1", "2", "3", "4", "5"]
 
 
 def test_trace_nlex_narrates(program: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,6 +57,15 @@ def test_a_false_claim_with_a_right_answer_is_not_verified() -> None:
     assert v.first_divergence.claimed == "3" and "total is 3" in v.first_divergence.sentence
 
 
+def test_the_sentence_counts_steps_from_1_and_the_record_keeps_the_index() -> None:
+    """A person reads "(step N)" as the explorer shows it, from 1; ``step`` stays the trace's index."""
+    v = check("[THOUGHT] total = 0. Then total = 3. [/THOUGHT] [ANSWER] assert sum_evens([1, 2, 3, 4]) == 6")
+    first = v.first_divergence
+    assert first is not None and first.step is not None
+    assert first.sentence.endswith(f"(step {first.step + 1})"), first.sentence
+    assert v.to_dict()["first_divergence"]["step"] == first.step
+
+
 def test_a_wrong_condition_is_said_as_a_condition() -> None:
     """Seen on a pasted script: "the condition does not hold" where it holds read "the simulation
     says the program prints 'fails'"."""

@@ -43,7 +43,7 @@ def test_annotate_adjudicate_and_export(page_as, live_server, sim_run, ann1, ann
     flag.wait_for()
     expect(flag).to_contain_text("y becomes 8")  # (a string predicate would need CSP unsafe-eval)
     page.locator('[data-testid="review-original"] .claim-false').first.click()  # jumps the trace
-    assert page.locator('[data-testid="ex-step"]').inner_text() == "2"
+    assert page.locator('[data-testid="ex-step"]').inner_text() == "3"  # index 2, shown from 1
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "review.png"), full_page=True)
     text.fill(FIXED_5)

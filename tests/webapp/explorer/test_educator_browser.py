@@ -35,13 +35,15 @@ def _trace(owner, code: str, call: str, title: str = "") -> Trace:
 
 
 def _open(page, live_server, trace: Trace, query: str = "", step: int | None = None):
-    hash_ = f"#step-{step}" if step is not None else ""
+    """``step``: the trace's index (from 0); the permalink names it from 1."""
+    hash_ = f"#step-{step + 1}" if step is not None else ""
     page.goto(f"{live_server.url}/explorer/t/{trace.slug}/{query}{hash_}")
     return page
 
 
 def _step(page) -> int:
-    return int(page.locator('[data-testid="ex-step"]').inner_text())
+    """The trace's index of the step shown (the stepper counts from 1)."""
+    return int(page.locator('[data-testid="ex-step"]').inner_text()) - 1
 
 
 def _go(page, n: int) -> None:
@@ -216,7 +218,7 @@ def test_a_program_that_never_ends_shows_its_first_steps_flagged(
     assert cap_banner.is_visible() and cap_banner.get_attribute("data-reason") == reason
     assert words in cap_banner.inner_text() and cap_banner.inner_text().startswith("Partial trace")
     assert page.locator('[data-testid="ex-empty"]').count() == 0
-    assert page.locator('[data-testid="ex-total"]').inner_text() == str(trace.step_count - 1)  # 0 to last
+    assert page.locator('[data-testid="ex-total"]').inner_text() == str(trace.step_count)  # 1 to the count
     page.click('[data-testid="ex-last"]')
     assert _step(page) == trace.step_count - 1
     assert page.locator(".ex-code li.current").count() == 1
@@ -225,20 +227,20 @@ def test_a_program_that_never_ends_shows_its_first_steps_flagged(
 
 def test_the_step_is_in_the_url_and_follows_hash_edits_and_back(page_as, live_server, educator):
     trace = _trace(educator, FACT, "fact(3)")
-    last = trace.step_count - 1
+    count = trace.step_count
     page = _open(page_as(educator), live_server, trace, step=3)
     assert _step(page) == 3
-    assert page.locator(".ex-position").inner_text() == f"Step 3 of {last}"  # numbered 0 to the last
+    assert page.locator(".ex-position").inner_text() == f"Step 4 of {count}"  # numbered 1 to the count
     page.click('[data-testid="ex-forward"]')
-    assert page.url.endswith("#step-4")
-    page.evaluate("location.hash = '#step-1'")
-    wait_until(page, "document.querySelector('[data-testid=ex-step]').textContent === '1'")
+    assert page.url.endswith("#step-5")
+    page.evaluate("location.hash = '#step-2'")
+    wait_until(page, "document.querySelector('[data-testid=ex-step]').textContent === '2'")
     page.fill('[data-testid="ex-jump-input"]', "8")
     page.press('[data-testid="ex-jump-input"]', "Enter")
-    assert _step(page) == 8 and page.url.endswith("#step-8")
+    assert _step(page) == 7 and page.url.endswith("#step-8")
     page.go_back()
-    wait_until(page, "document.querySelector('[data-testid=ex-step]').textContent === '1'")
-    assert page.url.endswith("#step-1")
+    wait_until(page, "document.querySelector('[data-testid=ex-step]').textContent === '2'")
+    assert page.url.endswith("#step-2")
 
 
 BREAKS = (
@@ -308,7 +310,7 @@ def test_presentation_is_a_url_flag_with_an_exit_and_can_hide_the_result(page_as
     page = _open(page_as(educator), live_server, trace, step=2)
     page.click('[data-testid="ex-present"]')
     assert "present" in page.evaluate("document.body.className")
-    assert "present=1" in page.url and page.url.endswith("#step-2")
+    assert "present=1" in page.url and page.url.endswith("#step-3")
     assert page.locator('[data-testid="ex-present-exit"]').is_visible()
     assert not page.locator("header.top").is_visible()
     page.click('[data-testid="ex-present-exit"]')
@@ -338,7 +340,7 @@ def test_edit_the_code_and_trace_again_from_the_trace_page(page_as, live_server,
 
     anonymous = _open(page_as(None), live_server, trace)
     assert anonymous.locator('[data-testid="ex-edit"]').count() == 0  # pasting needs an account
-    assert anonymous.locator('[data-testid="ex-step"]').inner_text() == "0"
+    assert anonymous.locator('[data-testid="ex-step"]').inner_text() == "1"
 
 
 def test_the_trace_page_fits_a_390_px_phone(page_as, live_server, educator):

@@ -33,35 +33,35 @@ def test_stepping_through_a_trace_with_buttons_keys_and_links(page_as, live_serv
     trace = Trace.objects.get()
     last = trace.step_count - 1
 
-    step = page.locator('[data-testid="ex-step"]')
-    assert step.inner_text() == "0"
+    step = page.locator('[data-testid="ex-step"]')  # counted from 1, as a person reads it
+    assert step.inner_text() == "1"
     assert page.locator(".ex-code li.current").get_attribute("data-line") == "5"
     assert "total is called with xs = [1, 2]" in page.locator('[data-testid="ex-narration"]').inner_text()
     page.click('[data-testid="ex-forward"]')
     page.click('[data-testid="ex-forward"]')
-    assert step.inner_text() == "2"
+    assert step.inner_text() == "3"
     assert page.locator(".ex-code li.current").get_attribute("data-line") == "7"
     changed = page.locator('[data-testid="ex-frames"] tr.changed')
     assert changed.count() == 1 and changed.get_attribute("data-name") == "acc"
     page.click('[data-testid="ex-back"]')
-    assert step.inner_text() == "1"
+    assert step.inner_text() == "2"
 
     page.locator("body").click(position={"x": 5, "y": 5})  # focus off any input
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
-    assert step.inner_text() == "4"
+    assert step.inner_text() == "5"
     stack = page.locator('[data-testid="ex-stack"] li')
     assert stack.count() == 2 and stack.first.inner_text().startswith("scale")  # inside the helper
     page.keyboard.press("ArrowLeft")
-    assert step.inner_text() == "3"
+    assert step.inner_text() == "4"
     page.keyboard.press("End")
-    assert step.inner_text() == str(last)
+    assert step.inner_text() == str(last + 1)
     assert page.locator('[data-testid="ex-stdout"]').inner_text().strip() == "10\n30"
     page.keyboard.press("Home")
-    assert step.inner_text() == "0" and page.locator('[data-testid="ex-first"]').is_disabled()
+    assert step.inner_text() == "1" and page.locator('[data-testid="ex-first"]').is_disabled()
     page.click('[data-testid="ex-last"]')
-    assert step.inner_text() == str(last) and page.locator('[data-testid="ex-forward"]').is_disabled()
+    assert step.inner_text() == str(last + 1) and page.locator('[data-testid="ex-forward"]').is_disabled()
     page.click('[data-testid="ex-first"]')
 
     page.fill('[data-testid="ex-jump-input"]', "6")
@@ -74,7 +74,7 @@ def test_stepping_through_a_trace_with_buttons_keys_and_links(page_as, live_serv
     assert "acc becomes 20" in divergence.inner_text() and "30" in divergence.inner_text()
     wrong = page.locator('[data-testid="ex-model-text"] .claim-false').first
     wrong.click()
-    assert step.inner_text() == wrong.get_attribute("data-step")
+    assert step.inner_text() == str(int(wrong.get_attribute("data-step")) + 1)  # data-step: the index
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "explorer.png"), full_page=True)
 
@@ -87,7 +87,7 @@ def test_stepping_through_a_trace_with_buttons_keys_and_links(page_as, live_serv
     assert response.status == 200 and "x-frame-options" not in response.headers
     assert anonymous.locator('[data-testid="nav-login"]').count() == 0
     anonymous.click('[data-testid="ex-last"]')
-    assert anonymous.locator('[data-testid="ex-step"]').inner_text() == str(last)
+    assert anonymous.locator('[data-testid="ex-step"]').inner_text() == str(last + 1)
     assert anonymous.locator('[data-testid="ex-model-text"] .claim-false').count() >= 1
 
 
@@ -103,7 +103,7 @@ def test_an_embed_is_framed_by_another_page(page_as, live_server, educator):
     )
     frame = page.frame_locator("iframe")
     frame.locator('[data-testid="ex-forward"]').click()
-    assert frame.locator('[data-testid="ex-step"]').inner_text() == "1"
+    assert frame.locator('[data-testid="ex-step"]').inner_text() == "2"
 
 
 def test_a_generator_yields_and_resumes_it_is_not_called_again(page_as, live_server, educator):
@@ -116,7 +116,7 @@ def test_a_generator_yields_and_resumes_it_is_not_called_again(page_as, live_ser
     )
     trace = _save(educator, Program(code=code, call="f(3)"), title="a generator")
     page = page_as(educator)
-    page.goto(f"{live_server.url}/explorer/t/{trace.slug}/#step-6")  # the first yield
+    page.goto(f"{live_server.url}/explorer/t/{trace.slug}/#step-7")  # the first yield (index 6)
     event, narration = page.locator('[data-testid="ex-event"]'), page.locator('[data-testid="ex-narration"]')
     assert (
         event.inner_text() == "yield from evens \u2192 0" and "`yield i` yields 0" in narration.inner_text()

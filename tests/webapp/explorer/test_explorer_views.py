@@ -127,6 +127,18 @@ def test_opening_a_candidate_of_a_run_shows_the_models_simulation_checked(client
     assert again["Location"] == response["Location"] and Trace.objects.count() == 1  # reopened
 
 
+def test_a_run_pages_step_link_opens_the_step_counted_from_1(client, alice, sim_run):
+    """The run page's links carry the claim's step as the trace's index (&step=4); the permalink names
+    the step as the stepper shows it, from 1 (#step-5); the offer to open it says so too."""
+    client.force_login(alice)
+    offer = client.get(f"/explorer/runs/{sim_run.id}/?candidate=0&test=1&step=4").content.decode()
+    assert "at step 5</button>" in offer
+    opened = client.post(f"/explorer/runs/{sim_run.id}/", {"candidate": 0, "test": 1, "step": 4})
+    assert opened["Location"].endswith("#step-5")
+    again = client.get(f"/explorer/runs/{sim_run.id}/?candidate=0&test=1&step=4")
+    assert again["Location"] == opened["Location"]
+
+
 def test_runs_of_others_cannot_be_explored(client, bob, sim_run):
     client.force_login(bob)
     assert client.get(f"/explorer/runs/{sim_run.id}/").status_code == 404
