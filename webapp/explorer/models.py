@@ -13,6 +13,20 @@ from simulator.execution import Program
 from simulator.execution.trace import Trace as CoreTrace
 
 
+# A run's status as the Result box says it (the raw status stays beside it, for scripts and the curious).
+STATUS_WORDS = {
+    "ok": "finished normally",
+    "wrong_answer": "stopped: an assert failed",
+    "runtime_error": "stopped with an error",
+    "syntax_error": "did not run: the code does not parse",
+    "timeout": "was stopped at its time limit",
+    "memory_limit": "was stopped: it used too much memory",
+    "output_limit": "was stopped: it printed too much",
+    "killed": "died (killed, or it exited without reporting)",
+    "invalid_input": "did not run",
+}
+
+
 def _slug() -> str:
     return secrets.token_urlsafe(16)  # 128 bits: a permalink cannot be guessed
 
@@ -63,6 +77,11 @@ class Trace(models.Model):
     @property
     def step_count(self) -> int:
         return len((self.trace or {}).get("steps", []))
+
+    @property
+    def status_words(self) -> str:
+        """The status in plain words: "stopped with an error" for ``runtime_error``."""
+        return STATUS_WORDS.get(self.status, self.status)
 
     def result_summary(self) -> dict[str, Any]:
         return {"status": self.status, **(self.result or {})}

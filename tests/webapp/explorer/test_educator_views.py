@@ -42,7 +42,7 @@ def test_a_program_that_loops_forever_shows_its_first_steps_flagged(client, educ
     assert trace.status == "timeout" and trace.step_count == 30
     assert 'data-testid="ex-empty"' not in page and "nothing of the program ran" not in page
     assert 'data-reason="max_steps"' in page and "only the first 30 steps" in page
-    assert "ended with status <b>timeout</b>" in page
+    assert "then was stopped at its time limit (status <code>timeout</code>)" in page
     data = _payload(page)
     assert len(data["trace"]["steps"]) == 30 and data["trace"]["truncated_reason"] == "max_steps"
     assert data["truncation"].startswith("truncated at 30 steps") and data["sentences"]
