@@ -10,7 +10,7 @@ in between, so at most one claimer ever wins, on any database.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -185,12 +185,60 @@ def done_by(user: Any) -> int:
     return Annotation.objects.filter(annotator=user).exclude(decision=Annotation.SKIP).count()
 
 
-def set_policy(model: str, required: int, claim_minutes: int | None) -> int:
+@dataclass
+class PolicyReport:
+    """What saving a queue's settings did, counted as the queue page lists items: its items, those set
+    aside as duplicates apart (the page lists them apart too; they follow their originals and are
+    never served), adjudicated ones apart (listed, but staff's decision stands)."""
+
+    model: str
+    required: int
+    claim_minutes: int  # how long a claim now lasts (the site's timeout where none was given)
+    site_minutes: bool = False  # the claim time is the site's (no claim minutes given)
+    listed: int = 0  # the queue's items, duplicates apart: what the queue page lists of this queue
+    updated: int = 0  # of those, the ones that take the settings (not adjudicated)
+    adjudicated: int = 0
+    duplicates: int = 0
+    own_queues: int = 0  # the default policy only: models whose queue has a policy of its own
+    moved: dict[tuple[str, str], int] = field(default_factory=dict)  # (status before, after): items
+
+    def summary(self) -> str:
+        """The message staff read: the settings, then what they did to the items the queue lists."""
+        claim = f"{self.claim_minutes} min" + (" (the site's)" if self.site_minutes else "")
+        head = (
+            f"Queue {self.model or 'every model'}: {_n(self.required, 'annotation')} per item, "
+            f"claims last {claim}."
+        )
+        if not self.listed:
+            return f"{head} No item queued yet: items added later take these settings."
+        own = f"{self.own_queues} {'has' if self.own_queues == 1 else 'have'} theirs"
+        whose = f" (models without settings of their own; {own})" if self.own_queues else ""
+        if self.adjudicated:
+            kept = _n(self.adjudicated, "adjudicated item") + (" keeps" if self.adjudicated == 1 else " keep")
+            items = f"{self.updated} of its {self.listed} items{whose} take them ({kept} staff's decision)"
+        else:
+            items = f"Its {_n(self.listed, 'item')}{whose} {'takes' if self.listed == 1 else 'take'} them"
+        moves = [
+            f"{_n(n, f'{before} item')} "
+            + ("reopened for more annotations" if after == "open" else f"now {after}")
+            for (before, after), n in sorted(self.moved.items())
+        ]
+        aside = f" {_n(self.duplicates, 'duplicate')} set aside (not listed) follow their originals."
+        return f"{head} {items}: {'; '.join(moves) or 'no status changed'}.{aside if self.duplicates else ''}"
+
+
+def _n(count: int, noun: str) -> str:
+    """``count noun``, the noun plural unless ``count`` is 1 ("1 item", "2 items")."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def set_policy(model: str, required: int, claim_minutes: int | None) -> PolicyReport:
     """Staff's settings for the queue of ``model`` ("" for every model): ``required`` annotations per
     item and claims re-queued after ``claim_minutes`` (None: the site's timeout). Saved for items added
     later and applied now to the queue's items not yet adjudicated, whose status follows (raising the
-    overlap reopens a done item; lowering it can finish an open one). Returns how many items changed.
-    Raises ValueError, saving nothing, when either is out of ``QueuePolicy``'s bounds."""
+    overlap reopens a done item; lowering it can finish an open one). Returns what changed, counted as
+    the queue page lists items (``PolicyReport``). Raises ValueError, saving nothing, when either is
+    out of ``QueuePolicy``'s bounds."""
     if not 1 <= required <= QueuePolicy.MAX_REQUIRED:
         raise ValueError(f"annotations per item must be a whole number from 1 to {QueuePolicy.MAX_REQUIRED}")
     if claim_minutes is not None and not 1 <= claim_minutes <= QueuePolicy.MAX_CLAIM_MINUTES:
@@ -199,19 +247,31 @@ def set_policy(model: str, required: int, claim_minutes: int | None) -> int:
     QueuePolicy.objects.update_or_create(
         model=model, defaults={"required": required, "claim_seconds": seconds}
     )
-    items = AnnotationItem.objects.exclude(status=AnnotationItem.ADJUDICATED)
+    report = PolicyReport(
+        model, required, claim_timeout(seconds) // 60, site_minutes=seconds is None
+    )  # fmt: skip
+    items = AnnotationItem.objects.all()
     if model:
         items = items.filter(model=model)
     else:  # the default policy: every queue that has no policy of its own
-        items = items.exclude(model__in=QueuePolicy.objects.exclude(model="").values("model"))
-    changed = 0
+        own = QueuePolicy.objects.exclude(model="").values("model")
+        report.own_queues = AnnotationItem.objects.filter(model__in=own).values("model").distinct().count()
+        items = items.exclude(model__in=own)
+    report.adjudicated = items.filter(status=AnnotationItem.ADJUDICATED).count()
     with transaction.atomic():
-        for item in items.select_for_update():
+        for item in items.exclude(status=AnnotationItem.ADJUDICATED).select_for_update():
+            before = item.status
             item.required, item.claim_seconds = required, seconds
             item.save(update_fields=["required", "claim_seconds"])
             refresh_status(item)
-            changed += 1
-    return changed
+            if before == AnnotationItem.DUPLICATE:
+                report.duplicates += 1
+                continue
+            report.updated += 1
+            if item.status != before:
+                report.moved[(before, item.status)] = report.moved.get((before, item.status), 0) + 1
+    report.listed = report.updated + report.adjudicated
+    return report
 
 
 def policy_defaults(model: str) -> tuple[int, int | None]:

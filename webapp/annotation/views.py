@@ -308,13 +308,11 @@ def set_policy(request: HttpRequest) -> HttpResponse:
         minutes = bounded_int(
             request.POST.get("claim_minutes"), low=1, high=QueuePolicy.MAX_CLAIM_MINUTES, name="claim minutes"
         )
-        changed = queue.set_policy(model, required, minutes)
+        report = queue.set_policy(model, required, minutes)
     except ValueError as exc:  # BadNumber is one
         messages.error(request, f"Not saved: {exc}.")
         return redirect("annotation:queue")
-    messages.success(
-        request, f"Queue {model or '(every model)'}: {required} per item; {changed} queued item(s) updated."
-    )
+    messages.success(request, report.summary())
     return redirect("annotation:queue")
 
 

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from tests.webapp.browser.support import SCREENSHOTS
+from webapp.annotation import queue
 from webapp.annotation.enqueue import enqueue_run
-from webapp.annotation.models import AnnotationItem
+from webapp.annotation.models import Annotation, AnnotationItem
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -109,3 +110,43 @@ def test_the_word_diff_keeps_a_replaced_value_whole_and_inline(page_as, live_ser
     assert diff.locator("del").all_text_contents() == ["3", HALLUCINATED]
     removed, added = diff.locator("del").first.bounding_box(), diff.locator("ins").first.bounding_box()
     assert removed["y"] == added["y"] and removed["x"] < added["x"]  # 2.0 beside the 3 it replaces
+
+
+def _copy_of(run: Any, make_run: Any) -> Any:
+    """Another run with ``run``'s candidates and simulations: queued, its items are duplicates."""
+    from webapp.runs.models import Candidate, Simulation
+
+    copy = make_run(status="finished", provenance=run.provenance)
+    for candidate in run.candidates.all():
+        Candidate.objects.create(run=copy, index=candidate.index, code=candidate.code, done=True)
+    for sim in run.simulations.all():
+        Simulation.objects.create(
+            run=copy,
+            candidate=sim.candidate,
+            test=sim.test,
+            text=sim.text,
+            predicted=sim.predicted,
+            done=True,
+        )
+    return copy
+
+
+def test_the_queue_settings_message_counts_what_the_queue_lists(
+    page_as, live_server, make_run, sim_run, ann1, carol
+):
+    enqueue_run(sim_run)
+    enqueue_run(_copy_of(sim_run, make_run))  # the same texts again: set aside as duplicates
+    right = AnnotationItem.objects.filter(status=AnnotationItem.OPEN).get(simulation__test=0)
+    queue.claim(right, ann1)
+    queue.submit(right, ann1, Annotation.ACCEPT, right.text)  # done with 1 per item
+    staff = page_as(carol)
+    staff.goto(f"{live_server.url}/annotation/")
+    listed = staff.locator('[data-testid="queue-item"]').count()
+    assert listed == 2
+    staff.fill('[data-testid="policy-required"]', "2")
+    staff.click('[data-testid="policy-form"] button')
+    staff.wait_for_url(re.compile(r"/annotation/$"))
+    message = staff.locator('[data-testid="messages"]').inner_text()
+    assert f"{listed} items" in message, message
+    assert "1 done item reopened" in message, message
+    assert not re.search(r"\b4\b", message), message  # not the duplicates counted as queued items

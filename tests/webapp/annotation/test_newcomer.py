@@ -157,3 +157,58 @@ def test_remove_this_sentence_works_without_javascript(client, sandbox, make_run
     ).content.decode()
     assert _textarea(page) == FLOAT_TEXT.replace(HALLUCINATED, "")
     assert 'data-testid="remove-sentence"' not in page and not Annotation.objects.exists()
+
+
+def _copy_of(run: Any, make_run: Any, **provenance: Any) -> Any:
+    """Another run with ``run``'s candidates and simulations (queued: duplicates, for the same model)."""
+    from webapp.runs.models import Candidate, Simulation
+
+    copy = make_run(status="finished", provenance={**run.provenance, **provenance})
+    for candidate in run.candidates.all():
+        Candidate.objects.create(run=copy, index=candidate.index, code=candidate.code, done=True)
+    for sim in run.simulations.all():
+        fields = {"candidate": sim.candidate, "test": sim.test, "text": sim.text, "predicted": sim.predicted}
+        Simulation.objects.create(run=copy, done=True, **fields)
+    return copy
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_queue_settings_report_counts_what_the_queue_lists(sandbox, make_run, sim_run, ann1, carol):
+    """Issue 52: "20 queued item(s) updated" while the queue listed 10: the duplicates set aside (which
+    the queue does not list) were counted as queued items."""
+    from webapp.annotation import queue
+    from webapp.annotation.enqueue import enqueue_run
+    from webapp.annotation.models import Annotation, AnnotationItem
+
+    enqueue_run(sim_run)
+    enqueue_run(_copy_of(sim_run, make_run))  # the same texts: two duplicates
+    right, wrong = AnnotationItem.objects.exclude(status=AnnotationItem.DUPLICATE).order_by(
+        "simulation__test"
+    )
+    queue.claim(right, ann1)
+    queue.submit(right, ann1, Annotation.ACCEPT, right.text)
+    queue.adjudicate(wrong, carol, Annotation.REJECT, wrong.text, None)
+    report = queue.set_policy("", 2, None)
+    assert (report.listed, report.updated, report.adjudicated, report.duplicates) == (2, 1, 1, 2)
+    assert report.moved == {("done", "open"): 1}
+    assert report.summary() == (
+        "Queue every model: 2 annotations per item, claims last 10 min (the site's). 1 of its 2 items take "
+        "them (1 adjudicated item keeps staff's decision): 1 done item reopened for more annotations. "
+        "2 duplicates set aside (not listed) follow their originals."
+    )
+    assert (
+        queue.set_policy("", 2, 5)
+        .summary()
+        .endswith(": no status changed. 2 duplicates set aside (not listed) follow their originals.")
+    )
+    # a model with settings of its own is left out of the default's count, and said to be
+    enqueue_run(_copy_of(sim_run, make_run, model="other-model"))
+    queue.set_policy("other-model", 1, None)
+    report = queue.set_policy("", 1, None)
+    assert report.listed == 2 and report.own_queues == 1
+    assert "(models without settings of their own; 1 has theirs)" in report.summary()
+    assert (
+        queue.set_policy("nobody", 1, 3)
+        .summary()
+        .endswith("No item queued yet: items added later take these settings.")
+    )
