@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.agreement import edited_spans, krippendorff_alpha_nominal, percent_agreement
+from simulator.agreement import (
+    SMALL_SAMPLE,
+    edited_spans,
+    krippendorff_alpha_nominal,
+    pair_agreement,
+    percent_agreement,
+    small_sample,
+)
 
 N = None
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the nominal example: 4 coders,
@@ -51,3 +58,27 @@ def test_edited_spans_flags_only_the_claims_that_changed():
     assert edited_spans(original, original, spans) == [False, False, False]
     assert edited_spans(original, "x = 3, z = 5", spans) == [False, True, False]  # deleted
     assert edited_spans(original, "x = 3, y = 4, z = 5. Done.", spans) == [False, False, False]
+
+
+def test_two_items_both_flipped_give_minus_a_half_and_a_small_sample():
+    """Issue 52: the agreement page showed -0.500 from 2 items with no caution."""
+    units = [["accept", "reject"], ["reject", "accept"]]
+    assert krippendorff_alpha_nominal(units) == pytest.approx(-0.5)
+    assert small_sample(2) and not small_sample(SMALL_SAMPLE) and not small_sample(0)
+
+
+def test_pair_agreement_counts_each_pair_on_the_units_both_labelled():
+    units = [
+        {"ann1": "a", "ann2": "a", "ann3": "r"},
+        {"ann1": "r", "ann2": "a"},
+        {"ann2": "r", "ann3": "r", "ann1": None},
+        {"ann3": "a"},
+    ]
+    pairs = pair_agreement(units)
+    assert list(pairs) == [("ann1", "ann2"), ("ann1", "ann3"), ("ann2", "ann3")]
+    one_two = pairs[("ann1", "ann2")]
+    assert (one_two.units, one_two.agreed, one_two.percent) == (2, 1, 0.5)
+    assert one_two.alpha == krippendorff_alpha_nominal([["a", "a"], ["r", "a"]])
+    assert (pairs[("ann1", "ann3")].units, pairs[("ann1", "ann3")].percent) == (1, 0.0)
+    assert (pairs[("ann2", "ann3")].units, pairs[("ann2", "ann3")].agreed) == (2, 1)
+    assert pair_agreement([{"ann1": "a"}]) == {}

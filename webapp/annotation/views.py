@@ -380,7 +380,7 @@ def adjudicate_verify(request: HttpRequest, pk: int) -> HttpResponse:
 @annotator_required
 @require_GET
 def stats(request: HttpRequest) -> HttpResponse:
-    items = AnnotationItem.objects.prefetch_related("annotations")
+    items = AnnotationItem.objects.prefetch_related("annotations__annotator")
     overall = overall_agreement(items)
     counts = {s: AnnotationItem.objects.filter(status=s).count() for s, _ in AnnotationItem.STATUSES}
     return render(request, "annotation/stats.html", {"overall": overall, "counts": counts})

@@ -150,3 +150,26 @@ def test_the_queue_settings_message_counts_what_the_queue_lists(
     assert f"{listed} items" in message, message
     assert "1 done item reopened" in message, message
     assert not re.search(r"\b4\b", message), message  # not the duplicates counted as queued items
+
+
+def test_the_agreement_page_gives_n_a_small_sample_caution_and_the_pairs(
+    page_as, live_server, sim_run, ann1, ann2, carol
+):
+    enqueue_run(sim_run, required=2)
+    right, wrong = AnnotationItem.objects.order_by("simulation__test")
+    for item, first, second in ((right, "accept", "reject"), (wrong, "reject", "accept")):
+        for user, decision in ((ann1, first), (ann2, second)):
+            queue.claim(item, user)
+            queue.submit(item, user, decision, item.text)
+    page = page_as(ann1)
+    page.goto(f"{live_server.url}/annotation/agreement/")
+    assert page.locator('[data-testid="decision-alpha"]').inner_text() == "-0.500"
+    caution = page.locator('[data-testid="small-sample"]')
+    expect(caution).to_be_visible()
+    expect(caution).to_contain_text("2 items")
+    assert page.locator('[data-testid="decision-n"]').inner_text() == "2 items"
+    pairs = page.locator('[data-testid="pairs"]')
+    cell = pairs.locator('[data-pair="ann1 ann2"]')
+    expect(cell).to_contain_text("0%")
+    expect(cell).to_contain_text("2 items")
+    page.screenshot(path=str(SCREENSHOTS / "agreement.png"), full_page=True)

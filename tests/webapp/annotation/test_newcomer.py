@@ -212,3 +212,30 @@ def test_the_queue_settings_report_counts_what_the_queue_lists(sandbox, make_run
         .summary()
         .endswith("No item queued yet: items added later take these settings.")
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_agreement_page_gives_its_n_a_caution_and_the_pairs(client, sandbox, sim_run, ann1, ann2, carol):
+    from webapp.annotation import queue
+    from webapp.annotation.enqueue import enqueue_run
+    from webapp.annotation.models import AnnotationItem
+    from webapp.annotation.stats import overall_agreement
+
+    enqueue_run(sim_run, required=2)
+    client.force_login(ann1)
+    page = client.get("/annotation/agreement/").content.decode()
+    assert 'data-testid="no-sample"' in page and 'data-testid="small-sample"' not in page
+    right, wrong = AnnotationItem.objects.order_by("simulation__test")
+    for item, first, second in ((right, "accept", "reject"), (wrong, "reject", "accept")):
+        for user, decision in ((ann1, first), (ann2, second)):
+            queue.claim(item, user)
+            queue.submit(item, user, decision, item.text)
+    overall = overall_agreement(AnnotationItem.objects.prefetch_related("annotations__annotator"))
+    assert overall["items"] == 2 and overall["small_sample"] and overall["decision_alpha"] == -0.5
+    assert overall["annotators"] == ["ann1", "ann2"]
+    [(first, cells), _] = overall["pairs"]
+    assert first == "ann1" and cells[0]["agreement"] is None
+    assert (cells[1]["agreement"].units, cells[1]["agreement"].agreed) == (2, 0)
+    page = client.get("/annotation/agreement/").content.decode()
+    assert 'data-testid="small-sample"' in page and "from 2 items annotated twice or more" in page
+    assert 'data-testid="decision-n">2 items<' in page and 'data-pair="ann2 ann1">0%' in page
