@@ -9,12 +9,16 @@ the last one placed at or before i (``sentence_at``).
 
 from __future__ import annotations
 
+import ast
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from simulator.execution.program import Program
 from simulator.execution.trace import Trace
 from simulator.nlex.narrator import step_sentences
+from simulator.source import parse_python
+
+UNTRACED = "(set before the call: not traced)"
 
 
 @dataclass
@@ -37,13 +41,60 @@ def stepper_sentences(trace: Trace, program: Program) -> list[Sentence]:
     return [Sentence(text=text, step=step) for step, text in step_sentences(trace, program)]
 
 
+def global_names(program: Program) -> list[dict[str, Any]]:
+    """Call mode runs the definitions untraced and traces only the call, so the trace has no module
+    frame; this is what Python Tutor's Global frame would show, read from the code's top level:
+    ``{"name", "value": {"repr", "type"}}`` for each function and class (as the trace records such
+    values), module imported, and name bound to a literal (its value); another top-level name is
+    listed with ``untraced: true`` and no value. [] for a script (its module frame is traced) and for
+    code that does not parse."""
+    if program.shape != "call":
+        return []
+    try:
+        tree = parse_python(program.code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    found: dict[str, dict[str, Any]] = {}
+
+    def bind(name: str, value: dict[str, Any], untraced: bool = False) -> None:
+        found[name] = {"name": name, "value": value, **({"untraced": True} if untraced else {})}
+
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            bind(node.name, {"repr": f"<function {node.name} at 0x...>", "type": "function"})
+        elif isinstance(node, ast.ClassDef):
+            bind(node.name, {"repr": f"<class '{node.name}'>", "type": "type"})
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                module = alias.name if alias.asname else alias.name.split(".")[0]
+                bind(alias.asname or module, {"repr": f"<module '{module}'>", "type": "module"})
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    bind(alias.asname or alias.name, {"repr": UNTRACED, "type": ""}, untraced=True)
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            try:
+                literal = ast.literal_eval(node.value)
+                value = {"repr": repr(literal)[:1000], "type": type(literal).__name__}
+                untraced = False
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                value, untraced = {"repr": UNTRACED, "type": ""}, True
+            for name in names:
+                bind(name, value, untraced)
+    return list(found.values())
+
+
 def explorer_payload(trace: Trace, program: Program) -> dict[str, Any]:
     """Everything the explorer's script needs, as JSON: the trace, the stepper's sentences, the
-    program's shape and source lines, and why the trace is partial ("" when it is whole)."""
+    program's shape and source lines, why the trace is partial ("" when it is whole), and in call mode
+    the Global frame's names (``global_names``)."""
     return {
         "trace": trace.to_dict(),
         "sentences": [asdict(s) for s in stepper_sentences(trace, program)],
         "lines": program.code.split("\n"),
         "shape": program.shape,
         "truncation": trace.truncation,
+        "globals": global_names(program),
     }

@@ -189,47 +189,89 @@
     }
   }
 
+  // The frame tables: name | value | type (the type column only where there is room for it, so that a
+  // value such as 10 never wraps on a phone; the type stays in each value's tooltip). A reference's
+  // dot sits at the frame's right edge, with its type before it, so its arrow crosses no label.
+  var wide = window.matchMedia ? window.matchMedia("(min-width: 601px)") : { matches: true };
+
+  function frameRow(name, value, ref, cls) {
+    var tr = el("tr", cls || "");
+    tr.appendChild(el("th", "", name));
+    var td = el("td", "value" + (ref !== null ? " ref" : ""));
+    td.title = value.repr;
+    if (ref !== null) {
+      if (wide.matches) { td.colSpan = 2; td.appendChild(el("span", "ex-ref-type", value.type)); }
+      td.appendChild(pointer(ref));
+      tr.appendChild(td);
+      return tr;
+    }
+    td.textContent = shown(value);
+    tr.appendChild(td);
+    if (wide.matches) { tr.appendChild(el("td", "type", value.type)); }
+    return tr;
+  }
+
+  function frameBox(title, depth, cls) {
+    var box = el("div", "ex-frame" + (cls ? " " + cls : ""));
+    var head = el("div", "ex-frame-head", title);
+    head.setAttribute("data-testid", "ex-frame-head");
+    head.appendChild(document.createTextNode(" "));
+    head.appendChild(el("span", "ex-depth", depth));
+    box.appendChild(head);
+    var table = el("table");
+    var cols = el("colgroup");
+    cols.appendChild(el("col", "ex-col-name"));
+    cols.appendChild(el("col", "ex-col-value"));
+    if (wide.matches) { cols.appendChild(el("col", "ex-col-type")); }
+    table.appendChild(cols);
+    box.appendChild(table);
+    return { box: box, table: table };
+  }
+
+  // Call mode traces only the call: the Global frame (functions, classes, imports, literal constants)
+  // is read from the code's top level by the server (simulator.explore.global_names), as Python Tutor
+  // shows it above the call's frames.
+  var globalNames = data.globals || [];
+
   function renderFrames(s, state) {
     var frames = q("ex-frames");
     frames.textContent = "";
+    var shownGlobals = globalNames.filter(function (g) { return !hidden[g.name]; });
+    if (shownGlobals.length) {
+      var glob = frameBox("Global frame", "", "ex-global");
+      shownGlobals.forEach(function (g) {
+        var row = frameRow(g.name, g.value, null, g.untraced ? "untraced" : "");
+        row.setAttribute("data-name", g.name);
+        glob.table.appendChild(row);
+      });
+      frames.appendChild(glob.box);
+    }
     state.stack.forEach(function (id) {
       var f = state.frames[id];
-      var box = el("div", "ex-frame" + (s && s.frame === id ? " active" : ""));
-      box.setAttribute("data-frame", String(id));
-      var head = el("div", "ex-frame-head", f.fn === "<module>" ? "Global frame" : f.fn);
-      head.setAttribute("data-testid", "ex-frame-head");
-      head.appendChild(document.createTextNode(" "));
-      head.appendChild(el("span", "ex-depth", f.fn === "<module>" ? "" : "depth " + f.depth));
-      box.appendChild(head);
-      var table = el("table");
+      var module = f.fn === "<module>";
+      var made = frameBox(module ? "Global frame" : f.fn, module ? "" : "depth " + f.depth,
+                          s && s.frame === id ? "active" : "");
+      made.box.setAttribute("data-frame", String(id));
+      var table = made.table;
       f.order.forEach(function (name) {
         if (hidden[name]) { return; }
-        var value = f.locals[name];
         var changed = s && s.frame === id && has(s.changed, name);
-        var tr = el("tr", changed ? "changed" : "");
-        tr.setAttribute("data-name", name);
-        tr.appendChild(el("th", "", name));
-        var td = el("td", "value");
-        if (has(f.refs, name)) { td.appendChild(pointer(f.refs[name])); td.title = value.repr; }
-        else { td.textContent = shown(value); td.title = value.repr; }
-        tr.appendChild(td);
-        tr.appendChild(el("td", "type", value.type));
-        table.appendChild(tr);
+        var row = frameRow(name, f.locals[name], has(f.refs, name) ? f.refs[name] : null, changed ? "changed" : "");
+        row.setAttribute("data-name", name);
+        table.appendChild(row);
       });
       if (s && s.frame === id && s.event === "return" && s.value) {
-        var ret = el("tr", "ex-return");
+        var returned = s.refs && has(s.refs, "return") ? s.refs["return"] : null;
+        var ret = frameRow("Return value", s.value, returned, "ex-return");
         ret.setAttribute("data-testid", "ex-return");
-        ret.appendChild(el("th", "", "Return value"));
-        var cell = el("td", "value");
-        if (s.refs && has(s.refs, "return")) { cell.appendChild(pointer(s.refs["return"])); cell.title = s.value.repr; }
-        else { cell.textContent = shown(s.value); cell.title = s.value.repr; }
-        ret.appendChild(cell);
-        ret.appendChild(el("td", "type", s.value.type));
         table.appendChild(ret);
       }
-      if (!table.children.length) { table.appendChild(el("tr", "muted")).appendChild(el("td", "", "(no locals yet)")); }
-      box.appendChild(table);
-      frames.appendChild(box);
+      if (table.rows.length === 0) {
+        var empty = el("td", "muted", "(no locals yet)");
+        empty.colSpan = 3;
+        table.appendChild(el("tr", "muted")).appendChild(empty);
+      }
+      frames.appendChild(made.box);
     });
   }
 
@@ -503,7 +545,7 @@
   }
   window.addEventListener("hashchange", followUrl);
   window.addEventListener("popstate", followUrl);
-  window.addEventListener("resize", drawArrows);
+  window.addEventListener("resize", function () { render(); });  // the type column comes and goes
 
   if (root.getAttribute("data-present") === "1") { document.body.classList.add("present"); }
   window.ExecSimExplorer = { go: go, current: function () { return current; }, last: last };

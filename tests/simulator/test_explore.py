@@ -26,3 +26,33 @@ def test_payload_is_the_trace_the_lines_and_the_sentences(traced):
     assert payload["trace"]["steps"][0]["event"] == "call"
     assert payload["lines"][0] == "def f(xs):" and payload["shape"] == "call"
     assert payload["sentences"] and all("step" in s for s in payload["sentences"])
+
+
+def test_call_mode_has_a_global_frame_read_from_the_top_level():
+    """Call mode traces only the call; the Global frame (as Python Tutor shows it) is the top level's
+    functions, classes, imports and literal constants; a script's module frame is traced instead."""
+    from simulator.explore import UNTRACED, global_names
+
+    code = (
+        "import math\nfrom os import path\nLIMIT = 10\nNAMES: list = ['a']\nSTART = math.floor(2.5)\n\n"
+        "class Box:\n    pass\n\n\ndef fact(n):\n    return 1 if n <= 1 else n * fact(n - 1)\n"
+    )
+    found = {g["name"]: g for g in global_names(Program(code=code, call="fact(3)"))}
+    assert list(found) == ["math", "path", "LIMIT", "NAMES", "START", "Box", "fact"]
+    assert found["fact"]["value"] == {"repr": "<function fact at 0x...>", "type": "function"}
+    assert found["Box"]["value"] == {"repr": "<class 'Box'>", "type": "type"}
+    assert found["LIMIT"]["value"] == {"repr": "10", "type": "int"}
+    assert found["NAMES"]["value"] == {"repr": "['a']", "type": "list"}
+    assert found["math"]["value"]["type"] == "module"
+    assert found["START"] == {"name": "START", "value": {"repr": UNTRACED, "type": ""}, "untraced": True}
+    assert found["path"]["untraced"]
+    assert global_names(Program(code=code, stdin="")) == []  # a script: its frame is in the trace
+    assert global_names(Program(code="def f(:\n", call="f()")) == []
+    assert explorer_payload_globals(code) == list(found.values())
+
+
+def explorer_payload_globals(code: str) -> list[dict[str, object]]:
+    from simulator.execution.tracer import trace_in_process
+
+    program = Program(code=code, call="fact(3)")
+    return explorer_payload(trace_in_process(code, program.call).trace, program)["globals"]

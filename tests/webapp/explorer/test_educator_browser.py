@@ -164,6 +164,8 @@ def test_narration_follows_the_stepper_into_callees_and_recursion(page_as, live_
     _go(page, deepest)
     assert "fact is called with n = 1" in narration.inner_text()
     heads = [h.inner_text() for h in page.locator('[data-testid="ex-frame-head"]').all()]
+    assert heads[0] == "Global frame"  # call mode: the definitions, above the call's frames
+    heads = heads[1:]
     assert [h.split()[0] for h in heads] == ["fact", "fact", "fact"]
     assert [h.split()[-1] for h in heads] == ["0", "1", "2"]  # named by function and call depth
     _go(page, deepest + 3)  # the innermost call returns
