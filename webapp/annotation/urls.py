@@ -19,5 +19,6 @@ urlpatterns = [
     path("adjudication/<int:pk>/", views.adjudicate, name="adjudicate"),
     path("adjudication/<int:pk>/verify/", views.adjudicate_verify, name="adjudicate_verify"),
     path("agreement/", views.stats, name="stats"),
+    path("export/", views.export_page, name="export_page"),
     path("export.jsonl", views.export, name="export"),
 ]

@@ -1,6 +1,6 @@
 """Annotation pages: the queue (filters, claim next), the review screen (the model's NLEX checked
 claim by claim, the real trace beside it, the editable text re-verified as it is typed), undo,
-staff adjudication of disagreements, agreement figures and the JSONL export."""
+staff adjudication of disagreements, agreement figures and the JSONL export (a page of filters)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from simulator.annotations import STATUSES
+from simulator.annotations import STATUSES, ExportFilter
 from webapp.accounts.roles import is_staff, role_required
 from webapp.annotation import queue
 from webapp.annotation.corrections import (
@@ -26,7 +27,7 @@ from webapp.annotation.corrections import (
     word_diff,
 )
 from webapp.annotation.enqueue import enqueue_run, runs_to_add
-from webapp.annotation.export import write_jsonl
+from webapp.annotation.export import export_records, write_jsonl
 from webapp.annotation.models import Annotation, AnnotationItem, QueuePolicy
 from webapp.annotation.stats import item_agreement, overall_agreement
 from webapp.explorer.context import viewer_context
@@ -388,14 +389,36 @@ def stats(request: HttpRequest) -> HttpResponse:
 
 @staff_required
 @require_GET
+def export_page(request: HttpRequest) -> HttpResponse:
+    """The export, filtered as Argilla and Label Studio filter theirs: by verification status, queue and
+    the days items were decided; how many records match, the download, the same from the command line."""
+    context: dict[str, Any] = {
+        "statuses": STATUSES,
+        "models": AnnotationItem.objects.order_by("model").values_list("model", flat=True).distinct(),
+        "form": {key: request.GET.get(key, "") for key in ("status", "model", "since", "until")},
+    }
+    try:
+        keep = ExportFilter.from_query(request.GET)
+    except ValueError as exc:
+        context["error"] = str(exc)
+        return render(request, "annotation/export.html", context, status=400)
+    context.update({"filter": keep, "count": sum(1 for _ in export_records(keep))})
+    return render(request, "annotation/export.html", context)
+
+
+@staff_required
+@require_GET
 def export(request: HttpRequest) -> HttpResponse:
-    status = request.GET.get("status", "verified")
-    if status not in STATUSES:
-        return HttpResponse(
-            f"status must be one of {', '.join(STATUSES)}", status=400, content_type="text/plain"
-        )
+    """The JSONL download of the export page's filter (``?status=&model=&since=&until=``)."""
+    try:
+        keep = ExportFilter.from_query(request.GET)
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain")
     out = io.StringIO()
-    write_jsonl(out, status)
+    write_jsonl(out, keep)
     response = HttpResponse(out.getvalue(), content_type="application/jsonl; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="annotations-{status}.jsonl"'
+    name = "-".join(
+        ["annotations", keep.status, *(slugify(v) for k, v in keep.query().items() if k != "status")]
+    )
+    response["Content-Disposition"] = f'attachment; filename="{name}.jsonl"'
     return response

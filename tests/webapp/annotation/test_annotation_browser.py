@@ -83,8 +83,9 @@ def test_annotate_adjudicate_and_export(page_as, live_server, sim_run, ann1, ann
     staff.wait_for_url(re.compile(r"/annotation/adjudication/$"))
     wrong.refresh_from_db()
     assert wrong.status == AnnotationItem.ADJUDICATED and wrong.decision == "accept"
+    staff.click('[data-testid="export-link"]')  # the export page: verified records by default
     with staff.expect_download() as download:
-        staff.evaluate("document.querySelector('[data-testid=export-link]').click()")
+        staff.click('[data-testid="export-download"]')
     path = tmp_path / "export.jsonl"
     download.value.save_as(str(path))
     [record] = [json.loads(line) for line in path.read_text().splitlines()]

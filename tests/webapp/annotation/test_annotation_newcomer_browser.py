@@ -6,10 +6,13 @@ on a small sample and the annotator pairs; the export page offers its filters.""
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from tests.webapp.browser.support import SCREENSHOTS
 from webapp.annotation import queue
@@ -173,3 +176,43 @@ def test_the_agreement_page_gives_n_a_small_sample_caution_and_the_pairs(
     expect(cell).to_contain_text("0%")
     expect(cell).to_contain_text("2 items")
     page.screenshot(path=str(SCREENSHOTS / "agreement.png"), full_page=True)
+
+
+def test_the_export_page_offers_its_filters(page_as, live_server, sim_run, ann1, carol, tmp_path):
+    enqueue_run(sim_run)
+    right, wrong = AnnotationItem.objects.order_by("simulation__test")
+    queue.claim(right, ann1)
+    queue.submit(right, ann1, Annotation.ACCEPT, right.text)  # verified
+    queue.claim(wrong, ann1)
+    queue.submit(wrong, ann1, Annotation.ACCEPT, wrong.text)  # accepted as it was: unverified
+    staff = page_as(carol, accept_downloads=True)
+    staff.goto(f"{live_server.url}/annotation/")
+    staff.click('[data-testid="export-link"]')
+    form = staff.locator('[data-testid="export-form"]')
+    expect(staff.locator('[data-testid="export-count"]')).to_contain_text("1 record")  # verified
+    assert form.locator('select[name="status"] option').all_inner_texts()[:3] == [
+        "verified",
+        "unverified",
+        "all",
+    ]
+    form.locator('select[name="status"]').select_option("unverified")
+    form.locator('select[name="model"]').select_option("smollm2-test")
+    staff.click('[data-testid="export-show"]')
+    expect(staff.locator('[data-testid="export-count"]')).to_contain_text("1 record")
+    staff.screenshot(path=str(SCREENSHOTS / "export.png"), full_page=True)
+    with staff.expect_download() as download:
+        staff.click('[data-testid="export-download"]')
+    path = tmp_path / "export.jsonl"
+    download.value.save_as(str(path))
+    [record] = [json.loads(line) for line in path.read_text().splitlines()]
+    assert record["item"] == wrong.pk and record["verification"]["verified"] is False
+    # by date: nothing decided from tomorrow on; everything up to today
+    tomorrow = (timezone.localdate() + timedelta(days=1)).isoformat()
+    form.locator('select[name="status"]').select_option("all")
+    form.locator('input[name="since"]').fill(tomorrow)
+    staff.click('[data-testid="export-show"]')
+    expect(staff.locator('[data-testid="export-count"]')).to_contain_text("0 records")
+    form.locator('input[name="since"]').fill("")
+    form.locator('input[name="until"]').fill(timezone.localdate().isoformat())
+    staff.click('[data-testid="export-show"]')
+    expect(staff.locator('[data-testid="export-count"]')).to_contain_text("2 records")

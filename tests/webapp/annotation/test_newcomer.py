@@ -239,3 +239,58 @@ def test_the_agreement_page_gives_its_n_a_caution_and_the_pairs(client, sandbox,
     page = client.get("/annotation/agreement/").content.decode()
     assert 'data-testid="small-sample"' in page and "from 2 items annotated twice or more" in page
     assert 'data-testid="decision-n">2 items<' in page and 'data-pair="ann2 ann1">0%' in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_export_filters_on_the_page_its_download_and_the_command(
+    client, sandbox, sim_run, make_run, ann1, carol, tmp_path
+):
+    import io
+    import json
+    from datetime import timedelta
+
+    from django.core.management import CommandError, call_command
+    from django.utils import timezone
+
+    from webapp.annotation import queue
+    from webapp.annotation.enqueue import enqueue_run
+    from webapp.annotation.models import Annotation, AnnotationItem
+
+    enqueue_run(sim_run)
+    enqueue_run(_copy_of(sim_run, make_run, model="other-model"))
+    for item in AnnotationItem.objects.order_by("id"):
+        queue.claim(item, ann1)
+        queue.submit(item, ann1, Annotation.ACCEPT, item.text)  # test 0 verified, test 1 not
+    today = timezone.localdate().isoformat()
+    client.force_login(ann1)
+    assert client.get("/annotation/export/").status_code == 403
+    client.force_login(carol)
+    page = client.get("/annotation/export/").content.decode()
+    assert "<b>2 records</b> match verified, every queue." in page
+    page = client.get("/annotation/export/", {"status": "all", "model": "other-model"}).content.decode()
+    assert "<b>2 records</b> match all, queue other-model." in page
+    assert "--status all --model other-model" in page
+    page = client.get(
+        "/annotation/export/", {"status": "all", "since": today, "until": today}
+    ).content.decode()
+    assert f"<b>4 records</b> match all, every queue, decided from {today} to {today}." in page
+    bad = client.get("/annotation/export/", {"since": "yesterday"})
+    assert bad.status_code == 400 and "since must be a date (YYYY-MM-DD)" in bad.content.decode()
+    response = client.get("/annotation/export.jsonl", {"status": "unverified", "model": "smollm2-test"})
+    [record] = [json.loads(line) for line in response.content.decode().splitlines()]
+    assert record["model"] == "smollm2-test" and record["verification"]["verified"] is False
+    assert record["decided_at"].startswith(today)
+    assert "annotations-unverified-smollm2-test.jsonl" in response["Content-Disposition"]
+    assert client.get("/annotation/export.jsonl", {"until": "2000-01-01", "since": today}).status_code == 400
+    out = tmp_path / "export.jsonl"
+    tomorrow = (timezone.localdate() + timedelta(days=1)).isoformat()
+    err = io.StringIO()
+    call_command("export_annotations", "--out", str(out), "--status", "all", "--since", tomorrow, stderr=err)
+    assert (
+        out.read_text() == ""
+        and f"wrote 0 record(s) (all, every queue, decided from {tomorrow})" in err.getvalue()
+    )
+    call_command("export_annotations", "--out", str(out), "--model", "other-model", stderr=io.StringIO())
+    assert [json.loads(line)["model"] for line in out.read_text().splitlines()] == ["other-model"]
+    with pytest.raises(CommandError, match="until must be a date"):
+        call_command("export_annotations", "--out", str(out), "--until", "soon", stderr=io.StringIO())
