@@ -216,3 +216,34 @@ def test_the_export_page_offers_its_filters(page_as, live_server, sim_run, ann1,
     form.locator('input[name="until"]').fill(timezone.localdate().isoformat())
     staff.click('[data-testid="export-show"]')
     expect(staff.locator('[data-testid="export-count"]')).to_contain_text("2 records")
+
+
+def test_the_new_parts_pass_axe_and_fit_a_phone(page_as, live_server, float_item, sim_run, ann1, ann2, carol):
+    """The fixes' rows and the removal, the agreement page with its caution and pairs, the export page:
+    axe-core's checks (as tests/webapp/browser/test_accessibility.py runs them), and no sideways
+    scrolling at 390 px."""
+    axe = pytest.importorskip("axe_playwright_python.sync_playwright", reason="the dev extra is missing")
+    enqueue_run(sim_run, required=2)
+    for item in AnnotationItem.objects.filter(simulation__run=sim_run):
+        for user, decision in ((ann1, "accept"), (ann2, "reject")):
+            queue.claim(item, user)
+            queue.submit(item, user, decision, item.text)
+    found: list[str] = []
+
+    def check(page: Any) -> None:
+        for v in axe.Axe().run(page).response["violations"]:
+            found.append(f"{page.url}: {v['impact']} {v['id']} at {[n['target'] for n in v['nodes'][:3]]}")
+
+    page = page_as(ann1)
+    _review(page, live_server.url, float_item)
+    page.locator('[data-testid="use-trace-value"]').nth(1).hover()
+    check(page)
+    staff = page_as(carol)
+    for path in ("/annotation/agreement/", "/annotation/export/?status=all"):
+        staff.goto(live_server.url + path)
+        check(staff)
+        staff.set_viewport_size({"width": 390, "height": 800})
+        wide = staff.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 390, f"{path} is {wide} px wide at 390"
+        staff.set_viewport_size({"width": 1400, "height": 1000})
+    assert found == []
