@@ -184,15 +184,16 @@
       }
     });
     var active = code.querySelector("li.current");
-    if (active && active.scrollIntoView && root.getBoundingClientRect().top < window.innerHeight) {
+    if (!measuring && active && active.scrollIntoView && root.getBoundingClientRect().top < window.innerHeight) {
       active.scrollIntoView({ block: "nearest" });
     }
   }
 
   // The frame tables: name | value | type (the type column only where there is room for it, so that a
-  // value such as 10 never wraps on a phone; the type stays in each value's tooltip). A reference's
+  // value such as 10 never wraps on a phone, and not on one screen; the type stays in each value's
+  // tooltip). A reference's
   // dot sits at the frame's right edge, with its type before it, so its arrow crosses no label.
-  var wide = window.matchMedia ? window.matchMedia("(min-width: 601px)") : { matches: true };
+  var wide = { matches: true };  // set on each render from the explorer's own width (> 600 px)
 
   function frameRow(name, value, ref, cls) {
     var tr = el("tr", cls || "");
@@ -357,6 +358,8 @@
     var viz = q("ex-viz"), svg = q("ex-arrows");
     Array.prototype.slice.call(svg.querySelectorAll("path.ex-arrow")).forEach(function (p) { svg.removeChild(p); });
     var box = viz.getBoundingClientRect();
+    svg.setAttribute("width", "0");  // the drawing's own size out of the way: it follows the content
+    svg.setAttribute("height", "0");
     svg.setAttribute("width", String(viz.scrollWidth));
     svg.setAttribute("height", String(viz.scrollHeight));
     Array.prototype.forEach.call(viz.querySelectorAll(".ex-ptr[data-ref]"), function (ptr) {
@@ -380,6 +383,7 @@
   var hideResult = !!resultBox && resultBox.getAttribute("data-reveal") === "last";
 
   function render() {
+    wide.matches = root.clientWidth > 600 && !root.classList.contains("ex-fit");  // one screen: no room
     var s = steps[current];
     var state = stateAt(current);
     q("ex-step").textContent = String(steps.length ? current + 1 : 0);
@@ -423,10 +427,11 @@
   function updateLinks() {  // the presentation links keep the step and the clicked breakpoints
     var kept = new URLSearchParams(window.location.search).get("break");
     Array.prototype.forEach.call(presentLinks, function (a) {
-      var params = new URLSearchParams(a.getAttribute("data-base").replace(/^\?/, ""));
+      var base = a.getAttribute("data-base"), at = base.indexOf("?");  // the embed's: the permalink's
+      var params = new URLSearchParams(at < 0 ? "" : base.slice(at + 1));
       if (kept !== null) { params.set("break", kept); }
       var search = params.toString();
-      a.setAttribute("href", "?" + search + "#step-" + (current + 1));
+      a.setAttribute("href", (at < 0 ? base : base.slice(0, at)) + "?" + search + "#step-" + (current + 1));
     });
   }
 
@@ -478,10 +483,108 @@
     document.body.classList.toggle("present", on);
     hideResult = on && !!hide;
     render();
+    fit();
+  }
+
+  // -- one screen: presentation mode and the embed ----------------------------------------------
+  // Presentation mode (the window) and the embed (its frame) show the code, the narration and the
+  // frames and objects on one screen, as Python Tutor does: the type is the largest of SIZES at which
+  // the explorer fits the window's height at the steps that need the most room (the most frames and
+  // locals, the most objects, the last), and stays so while stepping. At the smallest the page
+  // scrolls rather than cutting anything off. The view page sizes its embed snippet the same way.
+
+  var SIZES = { present: [22, 20, 18, 17, 16, 15, 14, 13, 12], embed: [15, 14, 13, 12, 11, 10] };
+  var measuring = false;
+
+  var heavySteps = (function () {  // a few steps that need the most room, in one pass over the trace
+    var frames = {}, live = [], objects = {}, byFrames = [], byObjects = [];
+    steps.forEach(function (s, i) {
+      if (!frames[s.frame]) { frames[s.frame] = { names: {}, n: 0 }; live.push(s.frame); }
+      var f = frames[s.frame];
+      Object.keys(s.changed || {}).forEach(function (name) {
+        if (!f.names[name]) { f.names[name] = true; f.n++; }
+      });
+      (s.heap || []).forEach(function (view) { objects[view.id] = (view.items || []).length; });
+      var rows = 0;
+      live.forEach(function (id) { rows += 2 + frames[id].n; });
+      var cells = 0;
+      Object.keys(objects).forEach(function (id) { cells += 2 + Math.min(objects[id], 50); });
+      byFrames.push([rows, i]);
+      byObjects.push([cells, i]);
+      if (s.event === "return") { live.splice(live.indexOf(s.frame), 1); }
+    });
+    var most = function (list) { return list.sort(function (a, b) { return b[0] - a[0] || b[1] - a[1]; }).slice(0, 3); };
+    var chosen = {};
+    most(byFrames).concat(most(byObjects)).forEach(function (pair) { chosen[pair[1]] = true; });
+    if (steps.length) { chosen[last] = true; }
+    return Object.keys(chosen).map(Number);
+  })();
+
+  function tallest(measure) {  // the largest of measure() over the heavy steps and the current one
+    var keep = current, most = 0;
+    measuring = true;
+    heavySteps.concat([keep]).forEach(function (n) {
+      current = n;
+      render();
+      most = Math.max(most, measure());
+    });
+    current = keep;
+    measuring = false;
+    render();
+    return most;
+  }
+
+  function fitMode() {
+    if (document.body.classList.contains("present")) { return "present"; }
+    return root.getAttribute("data-embedded") === "1" ? "embed" : "";
+  }
+
+  function fit() {
+    var mode = fitMode();
+    root.classList.toggle("ex-fit", !!mode);
+    if (!mode) { root.style.removeProperty("--ex-font"); drawArrows(); return; }
+    var sizes = SIZES[mode], room = window.innerHeight, chosen = sizes[sizes.length - 1];
+    for (var k = 0; k < sizes.length; k++) {
+      root.style.setProperty("--ex-font", sizes[k] + "px");
+      var need = tallest(function () {
+        return root.getBoundingClientRect().bottom + window.scrollY;
+      });
+      var wide = document.documentElement.scrollWidth <= window.innerWidth + 1;
+      if (need <= room && wide) { chosen = sizes[k]; break; }
+    }
+    root.style.setProperty("--ex-font", chosen + "px");
+    render();
+  }
+
+  var refit = null;
+  window.addEventListener("resize", function () {  // the type column comes and goes; the room changes
+    clearTimeout(refit);
+    refit = setTimeout(function () { render(); fit(); sizeSnippet(); }, 120);
+  });
+
+  // The embed snippet's height: what the embed needs at its largest type at the heavy steps (the
+  // whole program, not a code box that scrolls), with the model's simulation when there is one.
+  var snippet = document.querySelector('[data-testid="ex-embed-code"]');
+
+  function sizeSnippet() {
+    if (!snippet || fitMode()) { return; }
+    root.classList.add("ex-fit", "ex-measure");
+    root.style.setProperty("--ex-font", SIZES.embed[0] + "px");
+    var top = root.getBoundingClientRect().top;
+    var need = tallest(function () { return root.getBoundingClientRect().bottom - top; });
+    root.classList.remove("ex-fit", "ex-measure");
+    root.style.removeProperty("--ex-font");
+    render();
+    var model = document.querySelector('[data-testid="ex-model"]');
+    var height = need + 48 + (model ? model.getBoundingClientRect().height + 24 : 0);  // + the title line
+    height = Math.ceil(height / 20) * 20;
+    snippet.value = snippet.value.replace(/height="\d+"/, 'height="' + height + '"');
+    snippet.setAttribute("data-sized", "1");
   }
 
   root.addEventListener("click", function (evt) {
     var link = evt.target.closest("a[data-act-link]");
+    if (link && link.target === "_blank") { return; }  // the embed's: a tab of its own
     if (link && window.history && window.history.pushState) {
       evt.preventDefault();
       var act = link.getAttribute("data-act-link");
@@ -536,19 +639,22 @@
   function followUrl() {  // a hash edit, Back or Forward
     var params = new URLSearchParams(window.location.search);
     var present = params.get("present") === "1";
-    if (present !== document.body.classList.contains("present")) {
-      document.body.classList.toggle("present", present);
-      hideResult = present && params.get("hide") === "result";
-    }
     var n = useHash ? stepFromHash() : null;
+    if (present !== document.body.classList.contains("present")) {
+      current = Math.max(0, Math.min(last, n === null ? 0 : n));
+      setPresent(present, params.get("hide") === "result");
+    }
     go(n === null ? 0 : n, "url");
   }
   window.addEventListener("hashchange", followUrl);
   window.addEventListener("popstate", followUrl);
-  window.addEventListener("resize", function () { render(); });  // the type column comes and goes
 
-  if (root.getAttribute("data-present") === "1") { document.body.classList.add("present"); }
+  if (root.getAttribute("data-present") === "1" && root.getAttribute("data-embedded") !== "1") {
+    document.body.classList.add("present");
+  }
   window.ExecSimExplorer = { go: go, current: function () { return current; }, last: last };
   var initial = useHash ? stepFromHash() : null;
   go(initial === null ? 0 : initial, "init");
+  fit();
+  sizeSnippet();
 })();

@@ -156,4 +156,6 @@ def explore_view(request: HttpRequest, slug: str) -> HttpResponse:
 def explore_embed(request: HttpRequest, slug: str) -> HttpResponse:
     """Read-only, no navigation, and the one view other sites may put in an iframe."""
     trace = get_object_or_404(Trace, slug=slug)
-    return render(request, "explorer/embed.html", _context(request, trace))
+    context = _context(request, trace)
+    context["present"] = False  # presentation opens the permalink in a tab of its own
+    return render(request, "explorer/embed.html", context)
