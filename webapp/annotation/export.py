@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 from django.utils import timezone
 
@@ -16,7 +16,7 @@ from webapp.annotation.models import Annotation, AnnotationItem
 
 def _record(item: AnnotationItem) -> ExportRecord | None:
     sim = item.simulation
-    base = {
+    base: dict[str, Any] = {
         "prompt": prompt_for(item.code, call=item.call, stdin=item.stdin),
         "source_run": str(item.run_id),
         "model": item.model,
