@@ -14,6 +14,24 @@ from django.shortcuts import render
 
 ROLES = ("developer", "educator", "annotator", "staff")
 SELF_SERVICE_ROLES = ("developer", "educator", "annotator")  # staff is granted, not chosen
+# What each role is for, as the sign-up form says it (issue 52: the select alone said nothing).
+ROLE_HELP = {
+    "developer": "let the model solve a problem (or one of your own) and see where its imagined run of "
+    "its code went wrong; simulate your own code",
+    "educator": "step through any Python program line by line in the Trace explorer, as in Python Tutor, "
+    "and share, embed or present the trace to a class",
+    "annotator": "correct the model's simulated traces where the real run contradicts them, in the "
+    "annotation queue",
+}
+# Said once, on the page a new account lands on (the explanation the logged-out pages give goes away).
+WELCOME = {
+    "developer": "ExecSim shows a small code model solving programming problems by imagining how its own "
+    "code runs, and checks each imagined step against the real run. Pick a problem below and press "
+    "Solve, or write your own with New problem.",
+    "educator": "The Trace explorer below is where you start: paste a program, step through it, share it.",
+    "annotator": "The queue below lists the model's traces waiting for a person: open one, fix what the real "
+    "run contradicts, accept or reject.",
+}
 
 
 def is_staff(user: AbstractBaseUser | AnonymousUser) -> bool:

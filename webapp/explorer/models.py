@@ -12,7 +12,6 @@ from django.db import models
 from simulator.execution import Program
 from simulator.execution.trace import Trace as CoreTrace
 
-
 # A run's status as the Result box says it (the raw status stays beside it, for scripts and the curious).
 STATUS_WORDS = {
     "ok": "finished normally",

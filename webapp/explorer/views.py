@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 from webapp.explorer.context import verification_of, viewer_context
 from webapp.explorer.forms import ExploreForm
 from webapp.explorer.models import Trace
-from webapp.explorer.programs import traced
+from webapp.explorer.programs import EXAMPLES, traced
 from webapp.limits import trace_slot
 from webapp.params import bounded_int
 from webapp.runs import privacy
@@ -66,8 +66,14 @@ def explore_new(request: HttpRequest) -> HttpResponse:
             model_text=data.get("model_text", ""),
         )
         return redirect("explorer:view", slug=trace.slug)
-    mine = Trace.objects.filter(owner=request.user)[:20]
-    return render(request, "explorer/new.html", {"form": form, "mine": mine})
+    example = EXAMPLES.get(request.GET.get("example", ""))
+    if example is not None and request.method != "POST":
+        title, code, call = example
+        form = ExploreForm(initial={"title": title, "code": code, "mode": "call", "call_input": call})
+    mine = list(Trace.objects.filter(owner=request.user)[:20])
+    # A newcomer (no trace yet) is told what ExecSim and the explorer are, and offered programs to try.
+    context = {"form": form, "mine": mine, "welcome": not mine, "examples": EXAMPLES}
+    return render(request, "explorer/new.html", context)
 
 
 @login_required

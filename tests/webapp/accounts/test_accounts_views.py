@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth.models import User
 
@@ -24,10 +26,11 @@ def test_it_signs_up_with_a_role_and_logs_in(client):
 
 @pytest.mark.parametrize(
     ("role", "lands_on"),
-    [("annotator", "/annotation/"), ("educator", "/problems/"), ("developer", "/problems/")],
+    [("annotator", "/annotation/"), ("educator", "/explorer/"), ("developer", "/problems/")],
 )
 def test_a_new_user_lands_where_their_role_works(client, role, lands_on):
-    """An annotator's work is the queue; after sign-up, log-in and at "/" they land there."""
+    """An annotator's work is the queue, an educator's the Trace explorer (issue 52); after sign-up,
+    log-in and at "/" they land there."""
     form = {"username": "fay", "password1": "a-long-pass-42", "password2": "a-long-pass-42", "role": role}
     assert client.post("/accounts/signup/", form).url == "/"
     assert client.get("/").url == lands_on
@@ -62,3 +65,28 @@ def test_it_enforces_csrf_on_forms(alice):
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(alice)
     assert strict.post("/problems/new/", {"title": "x"}).status_code == 403
+
+
+def test_the_role_select_says_what_each_role_is_for(client):
+    page = client.get("/accounts/signup/").content.decode()
+    assert 'aria-describedby="id_role_helptext"' in page
+    assert "<b>Educator</b>: step through any Python program line by line in the Trace explorer" in page
+    assert "<b>Developer</b>: let the model solve a problem" in page
+    assert "<b>Annotator</b>: correct the model&#x27;s simulated traces" in page
+
+
+@pytest.mark.parametrize(
+    ("role", "words"),
+    [
+        ("developer", "imagining how its own code runs"),
+        ("educator", "Trace explorer"),
+        ("annotator", "queue"),
+    ],
+)
+def test_a_new_account_is_welcomed_with_what_its_role_does(client, settings, role, words):
+    """The logged-out pages' explanation goes away once signed up: the landing page says it once."""
+    settings.EXECSIM_SIGNUPS_PER_HOUR = 10_000  # this test's sign-ups, whatever others did this hour
+    form = {"username": "gus", "password1": "a-long-pass-42", "password2": "a-long-pass-42", "role": role}
+    landed = client.post("/accounts/signup/", form, follow=True).content.decode()
+    said = re.findall(r'<li class="msg success">([^<]*)</li>', landed)
+    assert len(said) == 1 and said[0].startswith("Welcome, gus: you are signed up as a") and words in said[0]

@@ -101,3 +101,14 @@ def test_a_program_that_prints_without_end_keeps_its_steps_and_says_so(client, e
     assert trace.status == "output_limit" and trace.step_count > 3
     assert 'data-reason="output_limit"' in page and "stopped for printing too much" in page
     assert 'data-testid="ex-empty"' not in page
+
+
+def test_a_newcomer_is_told_what_the_explorer_is_and_offered_programs_to_try(client, educator):
+    client.force_login(educator)
+    page = client.get("/explorer/").content.decode()
+    assert 'data-testid="welcome"' in page and "imagining how its own code" in page
+    assert page.count('data-testid="example"') == 3
+    filled = client.get("/explorer/?example=recursion").content.decode()
+    assert "fact(4)" in filled and "return n * fact(n - 1)" in filled
+    client.post("/explorer/", {"code": "def f():\n    return 1\n", "mode": "call", "call_input": "f()"})
+    assert 'data-testid="welcome"' not in client.get("/explorer/").content.decode()  # no longer new
