@@ -125,16 +125,19 @@ def _cancel_active_runs() -> None:
 
 def _start_model_in_background() -> dict[str, Any]:
     """Prepare the default model (the base with the default checkpoint merged in, EXECSIM_CHECKPOINT) and
-    start its vLLM server on a thread; the web app is usable meanwhile (the status fragment says "down"
-    until it answers). It is served under the name ``config.model_name()`` requests by default."""
+    start its vLLM server on a thread; the web app is usable meanwhile (the status fragment says
+    "starting (about N min)" until it answers: webapp.model_state). It is served under the name
+    ``config.model_name()`` requests by default."""
     from simulator import config
     from simulator.llm import default_model
     from simulator.llm.server import ModelServer, port_in_use, vllm_installed
+    from webapp import model_state
 
     holder: dict[str, Any] = {"server": None}
     os.environ["EXECSIM_MODEL_URL"] = f"http://127.0.0.1:{config.DEFAULT_MODEL_PORT}/v1"
     if not vllm_installed():
         print("model: vLLM is not installed (`execsim model install`); running without a model")
+        model_state.absent("vLLM is not installed: `execsim model install`")
         return holder
     busy = port_in_use("127.0.0.1", config.DEFAULT_MODEL_PORT)
     if busy:  # most likely an `execsim model serve` started first: the app asks it
@@ -155,10 +158,13 @@ def _start_model_in_background() -> dict[str, Any]:
             holder["server"] = server
             server.start()
             seconds = server.wait_ready()
+            model_state.ready()
             print(f"model: {server.model_name} ready at {server.url} after {seconds:.0f} s")
-        except Exception as exc:  # the web app keeps working; the status fragment shows the model down
+        except Exception as exc:  # the web app keeps working; the status fragment says it could not start
+            model_state.failed(str(exc))
             print(f"model: could not start ({exc}); see `execsim model serve`", file=sys.stderr)
 
+    model_state.starting()  # the header says "starting (about N min)" until it answers
     threading.Thread(target=start, name="model-server", daemon=True).start()
     print(
         f"model: starting the default model at {os.environ['EXECSIM_MODEL_URL']} (takes a few minutes on CPU)"

@@ -6,10 +6,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import httpx
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from simulator import config
 from simulator.pipeline.settings import SettingsError
+from webapp import model_state
 from webapp.limits import LimitExceeded, check_can_start_run
 from webapp.pages import page_of
 from webapp.params import object_id
@@ -265,27 +264,16 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return render(request, "runs/list.html", {"runs": page.object_list, "page": page})
 
 
-def _model_up(url: str) -> bool:
-    key = f"execsim:model-up:{url}"
-    cached = cache.get(key)
-    if cached is not None:
-        return bool(cached)
-    try:
-        up = httpx.get(f"{url}/models", timeout=1.0).status_code == 200
-    except httpx.HTTPError:
-        up = False
-    cache.set(key, int(up), timeout=5)
-    return up
-
-
 @require_GET
 def model_status(request: HttpRequest) -> HttpResponse:
-    """The status fragment (model, up or down, queue length); polled by htmx."""
+    """The status fragment (the model: up, starting, not answering; queue length); polled by htmx."""
     url = config.model_url()
+    state = model_state.current(url)
     context = {
         "model": config.model_name(),
         "model_url": url,
-        "up": _model_up(url),
+        "up": state.up,
+        "state": state,
         "queued": Run.objects.filter(status=Run.QUEUED).count(),
         "running": Run.objects.filter(status=Run.RUNNING).count(),
     }
