@@ -8,6 +8,7 @@ from django import forms
 from django.conf import settings
 
 from simulator.benchmarks import FORMATS
+from webapp.limits import code_errors
 from webapp.problems.models import Problem, TestCase
 from webapp.text import TypedField
 
@@ -16,11 +17,25 @@ class ProblemForm(forms.ModelForm):
     statement = TypedField(
         strip=True, widget=forms.Textarea(attrs={"rows": 12}), help_text=Problem.statement.field.help_text
     )
+    reference = TypedField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 8, "class": "mono"}),
+        label="Reference solution (optional)",
+        help_text="A program that passes every test: each save runs it on them in the sandbox first and "
+        "saves nothing if it fails one, so a mistyped test is caught before anyone runs on it. Only you "
+        "and staff see it; the model never does.",
+    )
 
     class Meta:
         model = Problem
-        fields = ["title", "statement", "kind", "entry_point", "float_tolerance", "is_public"]
+        fields = ["title", "statement", "kind", "entry_point", "float_tolerance", "is_public", "reference"]
         labels = {"is_public": "Public"}
+
+    def clean_reference(self) -> str:
+        code: str = self.cleaned_data.get("reference", "")
+        for _, message in code_errors(code, "reference"):
+            raise forms.ValidationError(message)
+        return code
 
 
 class TestCaseForm(forms.ModelForm):

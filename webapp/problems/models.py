@@ -28,6 +28,7 @@ class ProblemQuerySet(models.QuerySet["Problem"]):
 class Problem(models.Model):
     KINDS = [("stdin", "stdin -> stdout"), ("call", "call -> return")]
     TITLE_CHARS = 200  # a longer title is cut to this when a problem is created from the core one
+    LABEL_CHARS = 80
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="problems")
     title = models.CharField(max_length=TITLE_CHARS)
@@ -38,6 +39,15 @@ class Problem(models.Model):
     is_public = models.BooleanField(default=True, help_text="Visible to everyone (else to you and staff)")
     source = models.CharField(max_length=40, default="manual")
     extra = models.JSONField(default=dict, blank=True)
+    # Where the problem list shows it: problems with a place come first, in its order (the examples:
+    # examples/*.json "order", set by ``manage.py load_examples``); the others after them, newest first.
+    list_order = models.PositiveIntegerField(null=True, blank=True)
+    # A few words beside its title in the list and on its page (examples/*.json "label"): what to expect.
+    label = models.CharField(max_length=LABEL_CHARS, blank=True)
+    # Its owner's reference solution, run on every test before each save (the editor refuses a problem it
+    # fails, as Polygon validates tests against the main solution); never shown to anyone else nor to
+    # the model, and not part of the problem's JSON.
+    reference = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.forms.utils import ErrorDict
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -17,13 +17,16 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from simulator.problem import Problem as CoreProblem
+from webapp import model_state
 from webapp.limits import LimitExceeded, problem_errors
 from webapp.pages import page_of
 from webapp.params import BadNumber, bounded_int
+from webapp.problems.calls import call_of, tuple_warning
 from webapp.problems.forms import ImportForm, ProblemForm, TestCaseFormSet
 from webapp.problems.importers import import_problems
 from webapp.problems.markdown import render_statement
 from webapp.problems.models import Problem, TestCase, check_room_for
+from webapp.problems.reference import ReferenceCheck, check_reference
 from webapp.runs.forms import SolveForm
 from webapp.runs.models import Run
 
@@ -41,12 +44,51 @@ def _get_editable_problem(request: HttpRequest, pk: int) -> Problem:
 
 # The problem list's status filter: its value -> the standing it keeps ("new": none, no run yet).
 STATUSES = {"solved": "accepted", "tried": "tried", "new": ""}
+# What the list's "You" column says, per who ran the program (the model's Solve, or the user's own program
+# through Simulate my code) and its standing: (words, class, tooltip).
+STANDING_WORDS = {
+    ("model", "accepted"): (
+        "✓ solved by the model",
+        "verdict judge-accepted",
+        "a final program the model wrote in a run of yours passed every test for real",
+    ),
+    ("own", "accepted"): (
+        "✓ your program passed",
+        "verdict judge-accepted",
+        "a program of yours (Simulate my code) passed every test for real",
+    ),
+    ("model", "tried"): (
+        "tried by the model",
+        "muted",
+        "none of the model's final programs in your runs has passed every test for real yet",
+    ),
+    ("own", "tried"): (
+        "your program tried",
+        "muted",
+        "none of your own programs (Simulate my code) has passed every test for real yet",
+    ),
+}
+
+
+def who_solved(user: Any, problem_ids: list[int]) -> dict[int, list[tuple[str, str, str]]]:
+    """Per problem of ``problem_ids`` the user has runs on, what the "You" column says: who solved it (the
+    model in a Solve run, the user's own program in a Simulate my code run), else who tried it."""
+    by_model = Run.objects.filter(code="").standing(user, problem_ids)
+    by_own = Run.objects.exclude(code="").standing(user, problem_ids)
+    words: dict[int, list[tuple[str, str, str]]] = {}
+    for pk in by_model.keys() | by_own.keys():
+        standings = [(who, mine.get(pk, "")) for who, mine in (("model", by_model), ("own", by_own))]
+        solved = any(s == "accepted" for _, s in standings)
+        shown = [(who, s) for who, s in standings if s == "accepted" or (s == "tried" and not solved)]
+        words[pk] = [STANDING_WORDS[said] for said in shown]
+    return words
 
 
 @vary_on_headers("HX-Request")
 def problem_list(request: HttpRequest) -> HttpResponse:
     visible = Problem.objects.visible_to(request.user)
-    problems = visible
+    # the problems given a place first (the examples, easiest for the default model first), then the newest
+    problems = visible.order_by(F("list_order").asc(nulls_last=True), "-created_at", "-id")
     query = request.GET.get("q", "").strip()
     if query:
         problems = problems.filter(Q(title__icontains=query) | Q(statement__icontains=query))
@@ -74,7 +116,9 @@ def problem_list(request: HttpRequest) -> HttpResponse:
         standing = Run.objects.standing(request.user, [p.pk for p in page.object_list])
     else:
         standing = {}
-    rows = [(problem, standing.get(problem.pk, "")) for problem in page.object_list]
+    on_page = [p.pk for p in page.object_list]
+    said = who_solved(request.user, on_page) if request.user.is_authenticated and standing else {}
+    rows = [(problem, standing.get(problem.pk, ""), said.get(problem.pk, [])) for problem in page.object_list]
     sources = visible.order_by("source").values_list("source", flat=True).distinct()
     context = {
         "problems": page.object_list,
@@ -109,8 +153,13 @@ def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
     problem = _get_problem_for_user(request, pk)
     runs = Run.objects.visible_to(request.user).filter(problem=problem).select_related("user")
     runs = runs.prefetch_related("executions")[:50]
-    # numbered as every run of the problem names them (``Run.test_label``): public and private in one count
-    tests = list(enumerate(problem.tests.all(), start=1))
+    # numbered as every run of the problem names them (``Run.test_label``): public and private in one count;
+    # a call problem's test shown as the call it makes (``add_one(5)``), what its input means
+    calls = problem.kind == "call"
+    tests = [
+        (n, t, call_of(problem.entry_point, t.input) if calls else "")
+        for n, t in enumerate(problem.tests.all(), start=1)
+    ]
     can_edit = problem.editable_by(request.user)
     return render(
         request,
@@ -118,11 +167,13 @@ def problem_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "problem": problem,
             "statement_html": render_statement(problem.statement, problem.extra),
-            "public_tests": [(n, t) for n, t in tests if t.public],
+            "public_tests": [test for test in tests if test[1].public],
             # for its owner and staff (never shown to anyone else, nor to the model)
-            "private_tests": [(n, t) for n, t in tests if not t.public] if can_edit else [],
+            "private_tests": [test for test in tests if not test[1].public] if can_edit else [],
             "runs": runs,
             "solve_form": SolveForm(),
+            # whether Solve can run now (the header's status, which the page's script follows)
+            "model": model_state.current() if request.user.is_authenticated else None,
             "can_edit": can_edit,
         },
     )
@@ -133,8 +184,9 @@ def _live_tests(formset: Any) -> list[Any]:
     return [f for f in formset.forms if getattr(f, "cleaned_data", None) and not f.cleaned_data.get("DELETE")]
 
 
-def _core_errors(form: ProblemForm, formset: Any) -> list[tuple[str, str]]:
-    """Validate with the core's own rules (Problem.validate) and the size limits: every error, by field."""
+def _core_errors(form: ProblemForm, formset: Any) -> tuple[CoreProblem | None, list[tuple[str, str]]]:
+    """Validate with the core's own rules (Problem.validate) and the size limits: the problem as the core
+    reads it (None when it does not validate), and every error, by field."""
     cleaned = getattr(form, "cleaned_data", {})
     tests = [
         {
@@ -148,8 +200,35 @@ def _core_errors(form: ProblemForm, formset: Any) -> list[tuple[str, str]]:
     data["entry_point"] = data.get("entry_point") or None
     core, errors = CoreProblem.validate(data)
     if core is None:
-        return [(e.field, e.message) for e in errors]
-    return problem_errors(core)
+        return None, [(e.field, e.message) for e in errors]
+    return core, problem_errors(core)
+
+
+def _check_reference(
+    request: HttpRequest, form: ProblemForm, formset: Any, core: CoreProblem
+) -> ReferenceCheck | None:
+    """Run the form's reference solution, if it has one, on every test (webapp.problems.reference); a
+    failed test says so in its own box. None when there is no reference to run."""
+    code = form.cleaned_data.get("reference", "")
+    if not code.strip():
+        return None
+    check = check_reference(core, code, request.user.pk)
+    live = _live_tests(formset)
+    for index, message in (check.failed or {}).items():
+        live[index].add_error(None, message)
+    return check
+
+
+def _show_calls(form: ProblemForm, formset: Any) -> None:
+    """Give each test form the call it makes and, when its input is one tuple, the warning (what the
+    editor's script shows live; here for a page rendered again, and for a browser without scripts)."""
+    if form["kind"].value() != "call":
+        return
+    entry = form["entry_point"].value() or ""
+    for f in formset.forms:
+        given = f["input"].value() or ""
+        if given or f["output"].value():  # a blank test is not one (it is left out on save)
+            f.call, f.tuple_warning = call_of(entry, given), tuple_warning(given)
 
 
 def _attach_errors(form: ProblemForm, formset: Any, errors: list[tuple[str, str]]) -> list[str]:
@@ -212,6 +291,7 @@ def problem_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     form = ProblemForm(data, instance=problem)
     formset = TestCaseFormSet(data, instance=problem, prefix="tests")
     tests_errors: list[str] = []
+    reference = None  # the reference solution's check, when it ran and failed
     if rearranged:
         _quiet(form)
         if formset.management_form.is_valid():
@@ -219,13 +299,16 @@ def problem_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
                 _quiet(f)
     elif data is not None:
         valid = form.is_valid() & formset.is_valid()  # both, so that every error shows at once
-        errors = _core_errors(form, formset)
+        core, errors = _core_errors(form, formset)
         if problem.pk is None:  # a new problem counts against its owner's limit; edits never do
             try:
                 check_room_for(request.user, 1)
             except LimitExceeded as exc:
                 form.add_error(None, str(exc))
                 valid = False
+        if valid and not errors and core is not None:
+            reference = _check_reference(request, form, formset, core)
+            valid = reference is None or reference.passed
         if valid and not errors:
             with transaction.atomic():
                 problem = form.save()
@@ -235,14 +318,20 @@ def problem_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
                 kept = [f.instance.pk for f in _live_tests(formset) if f.instance.pk]
                 for order, test_pk in enumerate(kept):
                     TestCase.objects.filter(pk=test_pk, problem=problem).update(order=order)
-            messages.success(request, "Problem saved.")
+            passed = len(core.tests) if reference is not None and core is not None else 0
+            checked = f" The reference solution passed all {passed} tests." if passed else ""
+            messages.success(request, f"Problem saved.{checked}")
             return redirect("problems:detail", pk=problem.pk)
         tests_errors = _attach_errors(form, formset, errors)
-    return render(
-        request,
-        "problems/form.html",
-        {"form": form, "formset": formset, "problem": problem, "tests_errors": tests_errors},
-    )
+    _show_calls(form, formset)
+    context = {
+        "form": form,
+        "formset": formset,
+        "problem": problem,
+        "tests_errors": tests_errors,
+        "reference_check": reference,
+    }
+    return render(request, "problems/form.html", context)
 
 
 @login_required

@@ -72,8 +72,8 @@ def test_the_editor_adds_and_removes_tests_shows_every_error_and_keeps_the_order
     page.click('[data-testid="problem-save"]')
     page.wait_for_selector('[data-testid="problem-title"]')
     problem_url = page.url
-    assert _cells(page, "public-tests") == ["5", "7"]
-    assert _cells(page, "private-tests") == ["-1"]  # the owner sees them
+    assert _cells(page, "public-tests") == ["add_one(5)", "add_one(7)"]  # each test as the call it makes
+    assert _cells(page, "private-tests") == ["add_one(-1)"]  # the owner sees them
 
     # editing: a new test goes where it was added, and the order survives the save
     page.click('[data-testid="edit-problem"]')
@@ -82,7 +82,7 @@ def test_the_editor_adds_and_removes_tests_shows_every_error_and_keeps_the_order
     _fill_test(page, 5, "9", "10", True)
     page.click('[data-testid="problem-save"]')
     page.wait_for_selector('[data-testid="problem-title"]')
-    assert _cells(page, "public-tests") == ["5", "7", "9"]
+    assert _cells(page, "public-tests") == ["add_one(5)", "add_one(7)", "add_one(9)"]
     assert page.errors == []  # type: ignore[attr-defined]
 
     other = page_for(fake_site, bob)
@@ -122,10 +122,10 @@ def test_add_and_remove_work_without_javascript(fake_site, chromium, alice):
         page.click('[data-testid="problem-save"]')
         page.wait_for_selector('[data-testid="problem-title"]')
         assert page.locator('[data-testid="public-tests"] tbody tr td:nth-child(2)').all_inner_texts() == [
-            "3"
+            "double(3)"
         ]
         assert page.locator('[data-testid="private-tests"] tbody tr td:nth-child(2)').all_inner_texts() == [
-            "2"
+            "double(2)"
         ]
     finally:
         context.close()

@@ -126,7 +126,8 @@ def test_the_owner_and_staff_see_the_private_tests_on_the_problem_page(client, a
     for someone, says in ((alice, "Only you and staff"), (carol, "Only its owner and staff")):
         client.force_login(someone)
         response = client.get(url)
-        assert [(n, t.input) for n, t in response.context["private_tests"]] == [(3, "-1")]
+        private = response.context["private_tests"]
+        assert [(n, t.input, call) for n, t, call in private] == [(3, "-1", "add_one(-1)")]
         assert 'data-testid="private-tests"' in response.content.decode()
         assert says in response.content.decode()
     client.force_login(bob)  # another user
@@ -146,9 +147,9 @@ def test_the_problem_page_numbers_tests_as_its_runs_do(client, alice, bob, probl
 
     client.force_login(alice)
     response = client.get(f"/problems/{problem.pk}/")
-    numbers = [n for n, _ in response.context["public_tests"] + response.context["private_tests"]]
+    numbers = [n for n, _, _ in response.context["public_tests"] + response.context["private_tests"]]
     assert [Run.test_label(n - 1) for n in numbers] == ["test 1", "test 2", "test 3"]
     page = response.content.decode()
-    assert "<tr><td>3</td><td><pre>-1</pre>" in page
+    assert "<tr><td>3</td><td><pre>add_one(-1)</pre>" in page  # a call problem's test: the call it makes
     client.force_login(bob)
-    assert [n for n, _ in client.get(f"/problems/{problem.pk}/").context["public_tests"]] == [1, 2]
+    assert [n for n, _, _ in client.get(f"/problems/{problem.pk}/").context["public_tests"]] == [1, 2]

@@ -299,7 +299,7 @@ def test_the_problem_page_shows_statement_public_tests_runs_and_solve_form(clien
     page = response.content.decode()
     assert 'data-testid="solve-form"' in page
     # the private test is not shown
-    assert [t.input for _, t in response.context["public_tests"]] == ["1", "5"]
+    assert [t.input for _, t, _ in response.context["public_tests"]] == ["1", "5"]
     assert run in response.context["runs"]
 
 
