@@ -15,9 +15,9 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
+from simulator.prompts.solve import PREFILL
 from webapp.marks import claims_in, shown_from
 from webapp.runs.models import (
-    Candidate,
     Execution,
     RepairTurn,
     Run,
@@ -27,7 +27,15 @@ from webapp.runs.models import (
     explorer_link,
 )
 from webapp.runs.privacy import hidden_tests
-from webapp.runs.views_context import really, run_context, sim_dom, verdict_dom
+from webapp.runs.views_context import (
+    candidate_badges,
+    real_progress,
+    really,
+    run_context,
+    selection_view,
+    sim_dom,
+    verdict_dom,
+)
 
 
 def _append(target: str, text: str) -> str:
@@ -101,8 +109,8 @@ def _stage(run: Run, p: dict[str, Any]) -> list[Part]:
         if p.get("state") == "started":  # its rows replace the old ones
             parts.append('<div id="executions-rows" hx-swap-oob="true"></div>')
         parts.append(_for_viewer("run_real.html", ctx))
-        if p.get("state") == "finished":
-            parts.append(_for_viewer("final.html", ctx))
+        if p.get("state") == "finished":  # what each program really did: its card, the Result, repairs
+            parts += [_for_viewer("final.html", ctx), *_badges(ctx), *_repair_bodies(ctx)]
     return [*parts, _status(ctx)]
 
 
@@ -111,8 +119,30 @@ def _candidate_delta(run: Run, p: dict[str, Any]) -> list[Part]:
 
 
 def _candidate_done(run: Run, p: dict[str, Any]) -> list[Part]:
-    cand = Candidate.objects.filter(run=run, index=p["candidate"]).first()
-    return [_partial("candidate_code.html", cand=cand, c=cand.index)] if cand else []
+    """The candidate's program; and a copy of an earlier candidate's folds into its card at once (the
+    badges say which is a copy of which)."""
+    candidates = list(run.candidates.all())  # through the run: ``Candidate.same_as`` reads it
+    cand = next((c for c in candidates if c.index == p["candidate"]), None)
+    if cand is None:
+        return []
+    parts: list[Part] = [_partial("candidate_code.html", cand=cand, c=cand.index)]
+    if cand.same_as is not None:
+        public = sum(1 for t in run.core_problem().tests if t.public)
+        badges = {b["c"]: b for b in candidate_badges(run, candidates, [], public)}
+        for index in (cand.same_as, cand.index):
+            parts.append(_badge(run, badges[index]))
+        if run.kind == "solve":  # a pasted program's page has no matrix
+            parts.append(_partial("matrix_head.html", c=cand.index, same_as=cand.same_as))
+    return parts
+
+
+def _badge(run: Run, badge: dict[str, Any]) -> str:
+    return _partial("candidate_badge.html", cand=badge["cand"], c=badge["c"], badge=badge, run=run)
+
+
+def _badges(ctx: dict[str, Any]) -> list[Part]:
+    """Every candidate's badge: what the simulations predicted, what really came out, its copies."""
+    return [_badge(ctx["run"], card["badge"]) for card in ctx["cards"] if card["badge"] is not None]
 
 
 def _simulation_delta(run: Run, p: dict[str, Any]) -> list[Part]:
@@ -162,12 +192,15 @@ def _verdict_cell(verdict: Verdict, real: dict[str, Any] | None) -> str:
 
 def _selected(run: Run, p: dict[str, Any]) -> list[Part]:
     # through the run: each candidate's ``run`` is this one, which ``Candidate.same_as`` reads
-    badges = [_partial("candidate_badge.html", cand=c, c=c.index, run=run) for c in run.candidates.all()]
-    return [_partial("selected.html", run=run), *badges]
+    public = sum(1 for t in run.core_problem().tests if t.public)
+    badges = candidate_badges(run, list(run.candidates.all()), list(run.executions.all()), public)
+    selection = selection_view(run, badges)
+    return [_partial("selected.html", run=run, selection=selection), *(_badge(run, b) for b in badges)]
 
 
 def _repair_delta(run: Run, p: dict[str, Any]) -> list[Part]:
-    return [_append(f"repair-{p['turn']}-text", p.get("text", ""))]
+    # a reply's first delta holds the request's prefill, the opening code fence: not the model's words
+    return [_append(f"repair-{p['turn']}-text", p.get("text", "").removeprefix(PREFILL))]
 
 
 def _repair_turn(run: Run, p: dict[str, Any]) -> list[Part]:
@@ -197,6 +230,10 @@ def _execution(run: Run, p: dict[str, Any]) -> list[Part]:
     real = really(verdict, execution)
     if verdict is not None and run.kind == "solve":
         parts.append(_verdict_cell(verdict, real))
+    stage = run.stages.get("execute") or {}
+    if stage.get("rerun") and stage.get("state") == "started":  # Run for real: how far it got
+        done = Execution.objects.filter(run=run).count()
+        parts.append(_partial("run_real_progress.html", progress=real_progress(run, done)))
     return [*parts, *_checked_texts(run, execution.candidate, execution.turn, execution.test, real)]
 
 
@@ -224,27 +261,34 @@ def _run_finished(run: Run, p: dict[str, Any]) -> list[Part]:
         _status(ctx),
         _for_viewer("final.html", ctx),
         _for_viewer("run_real.html", ctx),
-        *_skipped_turns(ctx),
+        *_badges(ctx),
+        *_repair_bodies(ctx),
     ]
 
 
 def _run_failed_or_cancelled(run: Run, p: dict[str, Any]) -> list[Part]:
-    """The run's end: its status, and the Run for real panel (a run for real asked for meanwhile now
-    under way, or the note that there was nothing to run)."""
+    """The run's end: its status, its Result (no longer "Running…"), and the Run for real panel (a run
+    for real asked for meanwhile now under way, or the note that there was nothing to run)."""
     ctx = run_context(run)
-    return [_status(ctx), _for_viewer("run_real.html", ctx), *_skipped_turns(ctx)]
+    return [
+        _status(ctx),
+        _for_viewer("final.html", ctx),
+        _for_viewer("run_real.html", ctx),
+        *_repair_bodies(ctx),
+    ]
 
 
 def _status(ctx: dict[str, Any]) -> Part:
     return _for_viewer("status.html", ctx)
 
 
-def _skipped_turns(ctx: dict[str, Any]) -> list[Part]:
-    """Once the run ended, the repair turns that were never asked say why."""
+def _repair_bodies(ctx: dict[str, Any]) -> list[Part]:
+    """Once the run ended, or its programs ran for real: the repair turns that were never asked say
+    why, and those told of a simulated failure the real run contradicts say so."""
     return [
-        _partial("repair_body.html", turn=r["turn"], no=r["no"], skipped=r["skipped"])
+        _partial("repair_body.html", turn=r["turn"], no=r["no"], skipped=r["skipped"], phantom=r["phantom"])
         for r in ctx["repairs"]
-        if r["skipped"]
+        if r["skipped"] or r["phantom"]
     ]
 
 

@@ -158,7 +158,7 @@ def run_cancel(request: HttpRequest, run_id: Any) -> HttpResponse:
         cancel_signal.signal(run.id)
         if run.status == Run.QUEUED and Run.objects.filter(id=run.id, status=Run.QUEUED).exists():
             append_final(run.id, "run_cancelled", reason="cancelled before it started")
-        messages.info(request, "Cancelling the run.")
+        # no flash message: the status panel says "cancelling…" until the run ends, then that it did
     return redirect("runs:detail", run_id=run.id)
 
 
@@ -201,23 +201,44 @@ def run_real(request: HttpRequest, run_id: Any) -> HttpResponse:
     The run page's Run for real panel says that it is under way (once asked for, twice as well) and
     its live fragments replace that note when it ends; a flash message would outlive it."""
     run = _get_run_for_user(request, run_id)
+    refused = ""
     if run.kind != "solve":
-        messages.error(request, "Only a solve run has candidates to run for real.")
+        refused = "Only a solve run has candidates to run for real."
     elif not privacy.may_start_work(run, request.user):
-        messages.error(request, "Not run: the problem is no longer visible to you.")
+        refused = "Not run: the problem is no longer visible to you."
     elif real.pending(run.id):  # already asked for or under way: the panel says so
         pass
     else:
         try:  # sandbox work like a run: the same limits (issue 51, item 9)
             _check_can_start_run(request.user, following=run)
         except LimitExceeded as exc:
-            messages.error(request, str(exc))
+            refused = str(exc)
         else:
             if real.request(run.id, request.user.pk):  # else another click asked for it meanwhile
                 run.refresh_from_db(fields=["status"])
                 if not run.is_active:  # else the run's final event starts it (webapp.runs.record)
                     runner.enqueue_real(run.id)
-    return redirect("runs:detail", run_id=run.id)
+    if request.headers.get("HX-Request"):  # the panel in place, and the page's socket (issue 52)
+        return _run_real_panel(request, run, refused)
+    if refused:
+        messages.error(request, refused)
+    return redirect(reverse("runs:detail", args=[run.id]) + "#run-real")
+
+
+def _run_real_panel(request: HttpRequest, run: Run, refused: str) -> HttpResponse:
+    """Run for real's answer to the page's own request: its panel as it now is (the progress where
+    the results will appear, or why it was refused), and the page's WebSocket, which a page opened
+    on an ended run had not (the reader keeps their place: nothing reloads)."""
+    run.refresh_from_db()
+    context = run_context(run)
+    context["hidden_tests"] = privacy.hidden_tests(run, request.user)
+    context["real_refused"] = refused
+    context["ws_url"] = f"/ws/runs/{run.id}/?last_seq={run.last_seq}"
+    panel = render(request, "runs/fragments/run_real.html", context).content.decode()
+    if run.is_active:  # the page opened on an active run: it has its socket
+        return HttpResponse(panel)
+    live = render(request, "runs/fragments/live.html", {**context, "oob": True}).content.decode()
+    return HttpResponse(panel + live)
 
 
 def _export(run: Run, viewer: Any) -> dict[str, Any]:

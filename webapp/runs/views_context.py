@@ -9,10 +9,15 @@ Test numbers are indices into the problem's tests (as in the events), not positi
 
 from __future__ import annotations
 
+import ast
+import re
+from collections.abc import Iterable
 from typing import Any
 
+from simulator.compare import DEFAULT_TOLERANCE, outputs_match
+from simulator.source import parse_python
 from webapp.runs import real
-from webapp.runs.models import Execution, Run, Verdict, explorer_link
+from webapp.runs.models import Candidate, Execution, Run, Simulation, Verdict, explorer_link
 
 
 def sim_dom(candidate: int, test: int, sample: int, turn: int = 0) -> str:
@@ -48,14 +53,24 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
     k, turns = int(s.get("k", 1)), int(s.get("turns", 0))
     public = [(i, t) for i, t in enumerate(run.core_problem().tests) if t.public]
     candidates = {c.index: c for c in run.candidates.all()}
-    simulations = {(x.turn, x.candidate, x.test, x.sample): x for x in run.simulations.all()}
+    # keyed by (turn, candidate, ...): a repair turn's candidate is the chosen one, None before selection
+    simulations: dict[tuple[int, int | None, int, int], Simulation] = {
+        (x.turn, x.candidate, x.test, x.sample): x for x in run.simulations.all()
+    }
     samples = 1 + max((x.sample for x in simulations.values()), default=0)  # one; more in older runs
-    verdicts = {(v.turn, v.candidate, v.test): v for v in run.verdicts.all()}
+    verdicts: dict[tuple[int, int | None, int], Verdict] = {
+        (v.turn, v.candidate, v.test): v for v in run.verdicts.all()
+    }
     turns_by_no = {t.turn: t for t in run.repair_turns.all()}
     chosen = run.selected.get("candidate") if run.selected else None
     executions = list(run.executions.all())
-    executed = {(x.turn, x.candidate, x.test): x for x in executions}
+    executed: dict[tuple[int, int | None, int], Execution] = {
+        (x.turn, x.candidate, x.test): x for x in executions
+    }
     final_turn = run.final_program()[0] if run.final_candidate is not None else None
+
+    def real_of(turn: int, c: int | None, i: int) -> dict[str, Any] | None:
+        return really(verdicts.get((turn, c, i)), executed.get((turn, c, i)))
 
     def sims_for(c: int | None, turn: int) -> list[dict[str, Any]]:
         return [
@@ -67,7 +82,7 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
                     for n in range(samples)
                 ],
                 "verdict": verdicts.get((turn, c, i)),
-                "real": really(verdicts.get((turn, c, i)), executed.get((turn, c, i))),
+                "real": real_of(turn, c, i),
                 "link": explorer_link(run.id, c or 0, turn, i),
                 "verdict_dom": verdict_dom(c or 0, i, turn),
             }
@@ -75,16 +90,21 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         ]
 
     count = max(k, len(candidates))
-    cards = [{"c": c, "cand": candidates.get(c), "tests": sims_for(c, 0)} for c in range(count)]
+    badges = {b["c"]: b for b in candidate_badges(run, list(candidates.values()), executions, len(public))}
+    cards = [
+        {"c": c, "cand": candidates.get(c), "badge": badges.get(c), "tests": sims_for(c, 0)}
+        for c in range(count)
+    ]
     matrix = [
         {
             "c": c,
+            "same_as": badges[c]["same_as"] if c in badges else None,
             "cells": [
                 {
                     "t": i,
                     "dom": verdict_dom(c, i),
                     "verdict": verdicts.get((0, c, i)),
-                    "real": really(verdicts.get((0, c, i)), executed.get((0, c, i))),
+                    "real": real_of(0, c, i),
                 }
                 for i, _ in public
             ],
@@ -98,9 +118,11 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
             "turn": turns_by_no.get(n),
             "tests": sims_for(chosen, n),
             "skipped": skipped_because(run, n),
+            "phantom": _phantom_failures(n, chosen, public, verdicts, real_of),
         }
         for n in numbers
     ]
+    real_context = _real_context(run, candidates, executions)
     return {
         "run": run,
         "readonly": readonly,
@@ -109,12 +131,230 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         "public_indexed": public,
         "final_turn": final_turn,
         "final_checks": _final_checks(run, executions, final_turn),
+        "final_prediction": _final_prediction(run, final_turn, public, verdicts, real_of),
         "matrix": matrix,
         "repairs": repairs,
         "executions": executions,
-        "stages": sorted(run.stages.items(), key=_stage_order),
-        **_real_context(run, candidates),
+        "selection": selection_view(run, badges.values()),
+        "stages": stage_rows(run, simulations.values(), real_context["real_pending"]),
+        **real_context,
     }
+
+
+# -- marks: what the simulation predicted, whether the program passes, whether the two agree --------
+
+
+def simulation_agrees(verdict: Verdict, real: dict[str, Any]) -> bool:
+    """Whether a cell's simulated output is what really came out (``real``: ``really``'s dict): the
+    verified answer when the real run checked the narration, else the outputs compared as the judge
+    compares them. A prediction that passes where the program fails, or the reverse, never agrees."""
+    answer = ((real.get("verification") or {}).get("answer") or {}).get("verdict")
+    if answer in ("true", "false"):
+        return bool(answer == "true")
+    if verdict.simulated is None:
+        return False
+    if verdict.match != bool(real.get("passed")):
+        return False
+    return verdict.match or outputs_match(real.get("output") or "", verdict.simulated, DEFAULT_TOLERANCE)
+
+
+def cell_marks(verdict: Verdict | None, real: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A verification cell's three marks, kept apart (issue 52): ``predicted`` ("pass"/"fail": the
+    simulated output against the expected one; None in oracle mode, where nothing is predicted),
+    ``passes`` (the program really passes this test; None before it ran for real), ``agrees`` (the
+    simulation says what really came out; None where there is no simulation or no real run), and
+    ``contradicted``: simulated to fail, it really passes."""
+    if verdict is None:
+        return None
+    if verdict.source == "real":  # oracle mode: the cell is the real run itself
+        return {"predicted": None, "passes": verdict.match, "agrees": None, "contradicted": False}
+    predicted = "pass" if verdict.match else "fail"
+    passes = None if real is None else bool(real.get("passed"))
+    agrees = simulation_agrees(verdict, real) if real is not None and verdict.source == "simulated" else None
+    return {
+        "predicted": predicted,
+        "passes": passes,
+        "agrees": agrees,
+        "contradicted": predicted == "fail" and passes is True,
+    }
+
+
+def _phantom_failures(
+    no: int, chosen: int | None, public: list[tuple[int, Any]], verdicts: dict[Any, Verdict], real_of: Any
+) -> list[int]:
+    """The public tests repair turn ``no`` was told its program fails (the simulation of the program
+    it was given: the latest earlier turn simulated) that the program really passes: failures the
+    real run contradicts."""
+    if chosen is None:
+        return []
+    for turn in range(no - 1, -1, -1):
+        if any((turn, chosen, i) in verdicts for i, _ in public):
+            return [
+                i
+                for i, _ in public
+                if (v := verdicts.get((turn, chosen, i))) is not None
+                and (marks := cell_marks(v, real_of(turn, chosen, i))) is not None
+                and marks["contradicted"]
+            ]
+    return []
+
+
+def _final_prediction(
+    run: Run, turn: int | None, public: list[tuple[int, Any]], verdicts: dict[Any, Verdict], real_of: Any
+) -> dict[str, Any] | None:
+    """The Result box's prediction, apart from the judge's verdict: how many public tests the final
+    program's simulations matched, how many it really passes (None before it ran for real), and
+    whether the two agree test by test (the tests where they do not)."""
+    if run.final_candidate is None or turn is None:
+        return None
+    cells = [
+        (i, verdicts.get((turn, run.final_candidate, i)), real_of(turn, run.final_candidate, i))
+        for i, _ in public
+    ]
+    judged = [(i, v, r) for i, v, r in cells if v is not None]
+    if not judged:
+        return None
+    ran = [(i, v, r) for i, v, r in judged if r is not None]
+    wrong = [i for i, v, r in ran if v.match != bool(r.get("passed"))]
+    return {
+        "predicted": sum(v.match for _, v, _ in judged),
+        "tests": len(judged),
+        "oracle": any(v.source == "real" for _, v, _ in judged),
+        "passes": sum(bool(r.get("passed")) for _, _, r in ran) if ran else None,
+        "wrong": wrong,
+        "agrees": None if not ran else not wrong,
+    }
+
+
+# -- candidates: identical programs, and what each really did --------------------------------------
+
+
+def candidate_badges(
+    run: Run, candidates: list[Candidate], executions: list[Execution], public_tests: int
+) -> list[dict[str, Any]]:
+    """Per candidate, its card's badge: the candidate, the first earlier one that is the same program
+    (``same_as``; its card then folds into that one's), the later ones that are (``copies``; the one of
+    them selected, ``selected_copy``, since this card stands for it), and what
+    its program really did (``real``: passed, total, passes; None before it ran for real). Pass/fail
+    only, so nothing here depends on who reads it (a private test's pass shows on share links too)."""
+    by_index = {c.index: c for c in candidates}
+    same = {c.index: c.same_as for c in candidates}
+    copies: dict[int, list[int]] = {}
+    for index, first in sorted(same.items()):
+        if first is not None:
+            copies.setdefault(first, []).append(index)
+    ran: dict[int, list[bool]] = {}
+    for x in executions:
+        if x.turn == 0:
+            ran.setdefault(x.candidate, []).append(x.passed)
+    return [
+        {
+            "c": index,
+            "cand": cand,
+            "same_as": same[index],
+            "copies": copies.get(index, []),
+            # a copy of this program was the one selected: this card, which stands for it, says so
+            "selected_copy": next((c for c in copies.get(index, []) if by_index[c].selected), None),
+            "public_tests": public_tests,
+            "real": {"passed": sum(ran[index]), "total": len(ran[index]), "passes": all(ran[index])}
+            if index in ran
+            else None,
+        }
+        for index, cand in sorted(by_index.items())
+    ]
+
+
+_RANDOM_CLAUSE = re.compile(
+    r"; tied with (?P<others>[\d, ]+)(?: \(written as often[^)]*\))?, chosen at random$"
+)
+
+
+def selection_view(run: Run, badges: Any) -> dict[str, Any]:
+    """The Selected panel's reason and tie. A draw among copies of one program picks nothing (they
+    are the same program): said so, instead of "chosen at random"."""
+    selected = run.selected or {}
+    reason = str(selected.get("reason") or "")
+    chosen = selected.get("candidate")
+    same = {b["c"]: b["same_as"] if b["same_as"] is not None else b["c"] for b in badges}
+    found = _RANDOM_CLAUSE.search(reason)
+    copies = False
+    if found and chosen is not None:
+        pool = [chosen, *(int(c) for c in found.group("others").split(","))]
+        copies = len({same.get(c, c) for c in pool}) == 1
+        if copies:
+            written = sum(1 for first in same.values() if first == same.get(chosen, chosen))
+            listed = ", ".join(str(c) for c in sorted(pool))
+            reason = (
+                reason[: found.start()] + f"; candidates {listed} are the same program (written {written} "
+                "times), so taking any of them is the same pick"
+            )
+    return {"reason": reason, "copies": copies}
+
+
+# -- stages -------------------------------------------------------------------------------------------
+
+_ENDED_STAGE = {Run.CANCELLED: "cancelled", Run.FAILED: "failed", Run.FINISHED: "stopped"}
+_NO_MODEL = ("select", "execute")  # stages that ask the model nothing: no tokens to count
+
+
+def stage_rows(
+    run: Run, simulations: Iterable[Simulation], real_pending: bool
+) -> list[tuple[str, dict[str, Any]]]:
+    """The stages in the pipeline's order, as the page shows them: a stage the run's end cut short
+    says how it ended (not "started"); the simulate stages' tokens, which their events do not carry,
+    added up from their simulations; ``no_model`` on stages that ask the model nothing."""
+    rows = []
+    for name, stage in sorted(run.stages.items(), key=_stage_order):
+        shown = dict(stage)
+        under_way = run.is_active or (shown.get("rerun") and real_pending)
+        if shown.get("state") == "started" and not under_way:
+            shown["state"] = _ENDED_STAGE.get(run.status, "stopped")
+        kind = name.split(" ", 1)[0]
+        if kind == "simulate" and shown.get("tokens") is None:
+            turn = int(shown.get("turn") or 0)
+            tokens = sum(x.tokens for x in simulations if x.turn == turn)
+            shown["tokens"] = tokens or None
+        shown["no_model"] = kind in _NO_MODEL
+        rows.append((name, shown))
+    return rows
+
+
+# -- repairs ------------------------------------------------------------------------------------------
+
+
+def renamed_variables(before: str, after: str) -> dict[str, str] | None:
+    """The renames (old name -> new name) that turn ``before`` into ``after`` when that is all a
+    change does (layout and comments aside): the same program with some of the names it binds
+    (variables, parameters) spelled otherwise, one for one. None when the programs differ otherwise,
+    do not parse, or are the same program with no rename."""
+    try:
+        trees = [parse_python(before), parse_python(after)]
+    except SyntaxError:
+        return None
+    names: list[list[str]] = [[], []]
+    bound: list[set[str]] = [set(), set()]
+    for tree, found, binds in zip(trees, names, bound, strict=True):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                found.append(node.id)
+                if isinstance(node.ctx, ast.Store | ast.Del):
+                    binds.add(node.id)
+                node.id = "_"
+            elif isinstance(node, ast.arg):
+                found.append(node.arg)
+                binds.add(node.arg)
+                node.arg = "_"
+    if ast.dump(trees[0]) != ast.dump(trees[1]):
+        return None
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for old, new in zip(names[0], names[1], strict=True):
+        if forward.setdefault(old, new) != new or backward.setdefault(new, old) != old:
+            return None
+    renames = {old: new for old, new in forward.items() if old != new}
+    if not renames or any(old not in bound[0] or new not in bound[1] for old, new in renames.items()):
+        return None
+    return renames
 
 
 def skipped_because(run: Run, no: int) -> str:
@@ -148,14 +388,36 @@ def _final_checks(run: Run, executions: list[Any], turn: int | None) -> list[Any
     ]
 
 
-def _real_context(run: Run, candidates: dict[int, Any]) -> dict[str, Any]:
-    """Run for real: whether one is pending or under way, whether there is anything to run (a run that
-    ended without code has not), and its per-program results."""
+def _real_context(run: Run, candidates: dict[int, Any], executions: list[Execution]) -> dict[str, Any]:
+    """Run for real: whether one is pending or under way (and how far it got), whether there is
+    anything to run (a run that ended without code has not), which programs have not run for real yet
+    (``real_todo``: the button is offered for those only), and its per-program results."""
     stage = run.stages.get("execute") or {}
     done = stage.get("rerun") and stage.get("state") == "finished"
+    pending = real.pending(run.id)
+    todo: list[dict[str, Any]] = []
+    if not pending and not run.is_active and run.kind == "solve" and any(c.code for c in candidates.values()):
+        ran = {(x.candidate, x.turn) for x in executions}
+        todo = [p.label for p in real.programs_for(run) if (p.candidate, p.turn) not in ran]
     return {
-        "real_pending": real.pending(run.id),
+        "real_pending": pending,
+        "real_progress": real_progress(run, len(executions)) if pending else None,
         "real_possible": run.is_active or any(c.code for c in candidates.values()),
+        "real_todo": todo,
+        "real_ran": bool(executions),
         "real_results": stage.get("results") if done else None,
         "real_error": stage.get("error") if done else None,
     }
+
+
+def real_progress(run: Run, executed: int) -> dict[str, Any]:
+    """How far a Run for real under way got: tests run of all (programs x tests); ``total`` None until
+    its stage started (it names the programs), ``waiting`` while it waits for the run or a worker."""
+    stage = run.stages.get("execute") or {}
+    started = bool(stage.get("rerun")) and stage.get("state") == "started"
+    tests = len(run.core_problem().tests)
+    if started:
+        programs = len(stage.get("programs") or [])
+    else:  # asked for: what it will run, once the run has ended (until then its candidates may change)
+        programs = 0 if run.is_active else len(real.programs_for(run))
+    return {"done": executed if started else 0, "total": programs * tests or None, "waiting": not started}

@@ -170,5 +170,9 @@ def test_by_default_a_tie_goes_to_the_program_written_most_often_and_the_page_li
     assert run.selected["candidate"] in (1, 2) and run.selected["agreement"] == [1, 2, 2]
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
-    assert "(tie broken by how often the model wrote each program, then at random among equals" in page
+    # candidates 1 and 2 are one program: the draw between them picks nothing, and is not called random
+    assert (
+        "(tie broken by how often the model wrote each program; the candidates left are one program)" in page
+    )
+    assert "at random" not in page
     assert 'data-testid="selected-agreement"' in page and "<code>0: 1, 1: 2, 2: 2</code>" in page

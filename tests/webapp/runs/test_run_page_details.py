@@ -120,7 +120,8 @@ def test_a_guided_turn_shows_every_reply_and_which_was_taken_live_and_on_the_pag
     turn = RepairTurn.objects.get(run=run, turn=1)
     assert turn.text == replies[1]["text"] and turn.fix == 1 and turn.replies == replies
     live = render_event(run, {"seq": 5, "type": "repair_turn", "payload": payload})
-    assert 'id="repair-1-text" hx-swap-oob="true">```python\ndef add_one(x):\n    return x + 1</pre>' in live
+    # the reply taken, without the code fence its request opened it with (issue 52)
+    assert 'id="repair-1-text" hx-swap-oob="true">def add_one(x):\n    return x + 1</pre>' in live
     assert "Reply 2 of 3 was taken" in live
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
@@ -253,9 +254,10 @@ def test_a_prediction_that_may_be_a_copy_says_so(client, alice, make_run, copied
     assert 'data-testid="simulation-copied"' not in client.get(f"/runs/{run.id}/").content.decode()
 
 
-def test_a_candidate_that_repeats_an_earlier_one_says_which_once_scored(client, alice, make_run):
-    """Four identical cards read as four programs; the badge names the first of the same program
-    (layout, comments and added test code aside, as the agreement tie-break counts them)."""
+def test_a_candidate_that_repeats_an_earlier_one_folds_into_its_card(client, alice, make_run):
+    """Four identical cards read as four programs: a copy's badge names the first of the same program
+    (layout, comments and added test code aside, as the agreement tie-break counts them), whose badge
+    counts the copies, as soon as they are written (issue 52: one card with a count)."""
     run = make_run(status="finished", settings={"k": 3, "turns": 0})
     programs = [
         "def add_one(x):\n    return x + 1\n",
@@ -266,8 +268,7 @@ def test_a_candidate_that_repeats_an_earlier_one_says_which_once_scored(client, 
         Candidate.objects.create(run=run, index=i, code=code, done=True)
     client.force_login(alice)
     page = client.get(f"/runs/{run.id}/").content.decode()
-    assert 'data-testid="candidate-same-as"' not in page  # not yet judged: the badge is empty
-    Candidate.objects.filter(run=run).update(score=1)
-    page = client.get(f"/runs/{run.id}/").content.decode()
     assert page.count('data-testid="candidate-same-as"') == 1
     assert 'the same program as <a href="#cand-0">#0</a>' in page
+    assert 'id="cand-1-badge" class="badge" data-testid="candidate-badge" data-same-as="0"' in page
+    assert page.count('data-testid="candidate-copies"') == 1 and "written 2 times" in page

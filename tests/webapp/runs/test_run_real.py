@@ -147,7 +147,8 @@ def test_the_owner_runs_it_for_real_from_the_run_page(client, alice, finished_ru
 
     response = client.post(f"/runs/{finished_run.id}/real/")
 
-    assert response.status_code == 302 and response["Location"] == f"/runs/{finished_run.id}/"
+    # back where the button was (without JavaScript; the page's own request swaps the panel in place)
+    assert response.status_code == 302 and response["Location"] == f"/runs/{finished_run.id}/#run-real"
     assert queued == [str(finished_run.id)] and real.pending(finished_run.id)
     page = client.get(f"/runs/{finished_run.id}/").content.decode()
     assert 'data-testid="run-real-pending"' in page and 'data-testid="run-real"' not in page
@@ -190,7 +191,8 @@ def test_the_page_shows_the_results_after_it_ran(client, alice, finished_run, se
     assert page.count('data-testid="execution-row"') == 9
     assert 'id="exec-0-t1-2"' in page and "(turn 1)" in page
     assert page.count('data-testid="real-summary-row"') == 3 and "after repair turn 1 (final)" in page
-    assert 'data-testid="run-real">Run for real again</button>' in page  # it can be run again, and says so
+    # every program ran for real: nothing is offered again (issue 52)
+    assert 'data-testid="run-real"' not in page and 'data-testid="run-real-done"' in page
 
 
 def test_the_live_fragments_reset_the_rows_then_append_them(finished_run, sent) -> None:
@@ -429,3 +431,19 @@ def test_the_judged_simulation_shows_its_claims_coloured_with_links_to_their_ste
     assert 'id="sim-0-0-0-text" hx-swap-oob="true"' in html and link in _sim_text(html, "sim-0-0-0")
     assert "sim-0-0-1-text" not in html
     assert "href=" not in _sim_text(render_event(checked_run, event, readonly=True), "sim-0-0-0")
+
+
+def test_the_pages_own_request_gets_the_panel_in_place_and_a_socket(
+    client, alice, finished_run, queued
+) -> None:
+    """The button's request from the page (htmx): no reload, so the reader keeps their place; the panel
+    says how far it got, where the results will appear, and the page, which had no socket on an ended
+    run, gets one (issue 52)."""
+    client.force_login(alice)
+    response = client.post(f"/runs/{finished_run.id}/real/", HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200 and queued == [str(finished_run.id)]
+    assert 'id="run-real"' in body and 'data-testid="run-real-pending"' in body
+    assert 'data-testid="run-real-progress"' in body and "0 of 9 tests run" in body  # 3 programs x 3 tests
+    live = f'id="run-live" hidden ws-connect="/ws/runs/{finished_run.id}/?last_seq={finished_run.last_seq}"'
+    assert live in body and 'hx-swap-oob="true"' in body

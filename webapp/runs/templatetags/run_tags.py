@@ -158,17 +158,85 @@ _TIE_STEPS = {
 
 
 @register.filter
-def tie_broken(selected: dict[str, Any]) -> str:
+def tie_broken(selected: dict[str, Any], copies: bool = False) -> str:
     """How the selected panel's tie was decided, in the order it was (``selected.broken_by``): ``tie
     broken by how often the model wrote each program, then at random among equals, seed 7``. A run
-    recorded before ``broken_by`` was, by what its payload holds, then the draw."""
+    recorded before ``broken_by`` was, by what its payload holds, then the draw. ``copies``: the draw
+    was among copies of one program (``views_context.selection_view``), which picks nothing: said so."""
     steps = selected.get("broken_by")
     if steps is None:
         steps = [*(["agreement"] if selected.get("agreement") else []), "random"]
     parts = [_TIE_STEPS[s] for s in steps if s in _TIE_STEPS]
+    if copies:
+        if not parts:
+            return "the tied candidates are one program"
+        return "tie broken " + ", then ".join(parts) + "; the candidates left are one program"
     if "random" in steps:
         parts.append(f"at random{' among equals' if parts else ''}, seed {selected.get('seed')}")
     return "tie broken " + ", then ".join(parts)
+
+
+@register.simple_tag
+def cell_marks(verdict: Any, real: Any) -> dict[str, Any] | None:
+    """``{% cell_marks verdict real as marks %}``: a verification cell's marks, kept apart: what the
+    simulation predicted, whether the program really passes, whether the two agree
+    (``views_context.cell_marks``)."""
+    from webapp.runs.views_context import cell_marks as marks
+
+    return marks(verdict, real)
+
+
+@register.filter
+def seconds(value: Any) -> str:
+    """Seconds as a person reads them: ``12 ms``, ``21.1 s``, ``2 min 5 s`` ("" for none)."""
+    if value is None or value == "":
+        return ""
+    try:
+        total = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if total < 1:
+        return f"{round(total * 1000)} ms"
+    if total < 60:
+        return f"{total:.1f} s"
+    minutes, rest = divmod(round(total), 60)
+    return f"{minutes} min {rest} s"
+
+
+@register.filter
+def totals_text(totals: dict[str, Any] | None) -> str:
+    """A run's totals in words: ``1,204 tokens · 9 requests · 21.1 s`` (what the viewer may see)."""
+    totals = totals or {}
+    parts = []
+    if totals.get("tokens") is not None:
+        parts.append(f"{totals['tokens']:,} tokens")
+    if totals.get("requests") is not None:
+        parts.append(f"{totals['requests']:,} request{'' if totals['requests'] == 1 else 's'}")
+    if totals.get("seconds") is not None:
+        parts.append(seconds(totals["seconds"]))
+    parts += [f"{k}: {readable(v)}" for k, v in totals.items() if k not in ("tokens", "requests", "seconds")]
+    return " · ".join(parts)
+
+
+@register.filter
+def reply_text(text: str | None) -> str:
+    """A repair reply as a person reads it: without the code fence that opens it (the request's
+    prefill, ``solve.PREFILL``) and the one that may close it; the program itself is in the diff."""
+    from simulator.prompts.solve import PREFILL
+
+    text = (text or "").removeprefix(PREFILL)
+    stripped = text.rstrip()
+    return stripped.removesuffix("```").rstrip() if stripped.endswith("```") else text
+
+
+@register.simple_tag
+def renames(before: str | None, after: str | None) -> str:
+    """``{% renames turn.previous_code turn.code as renamed %}``: ``x → y, total → s`` when the change
+    only renames variables (``views_context.renamed_variables``), else ""."""
+    from webapp.runs.views_context import renamed_variables
+
+    found = renamed_variables(before or "", after or "") if before and after else None
+    return ", ".join(f"{old} → {new}" for old, new in sorted(found.items())) if found else ""
 
 
 @register.filter

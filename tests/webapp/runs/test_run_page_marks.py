@@ -1,0 +1,128 @@
+"""The run page's pure helpers for issue 52: a verification cell's three marks kept apart, a repair that
+only renames variables, seconds as a person reads them, stages that ended with their run, and a draw
+among copies of one program."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from webapp.runs.models import Run
+from webapp.runs.templatetags.run_tags import reply_text, seconds, totals_text
+from webapp.runs.views_context import cell_marks, renamed_variables, selection_view, stage_rows
+
+ANSWER_FALSE = {"answer": {"verdict": "false"}}  # the real run checked the narration's answer: wrong
+
+
+def _marks(
+    predicted: str | None, passes: bool | None, agrees: bool | None, contradicted: bool = False
+) -> Any:
+    return {"predicted": predicted, "passes": passes, "agrees": agrees, "contradicted": contradicted}
+
+
+def _verdict(match: bool, simulated: str | None, source: str = "simulated") -> Any:
+    return SimpleNamespace(match=match, simulated=simulated, source=source)
+
+
+@pytest.mark.parametrize(
+    ("verdict", "real", "marks"),
+    [
+        # before the program ran for real: a prediction only
+        (_verdict(True, "2"), None, _marks("pass", None, None)),
+        # simulated to fail, really passes: the failure is not real
+        (_verdict(False, "7"), {"passed": True, "output": "6"},
+         _marks("fail", True, False, contradicted=True)),
+        # simulated to pass, really fails
+        (_verdict(True, "2"), {"passed": False, "output": "3"},
+         _marks("pass", False, False)),
+        # both fail, the simulation said what really came out
+        (_verdict(False, "3"), {"passed": False, "output": "3"},
+         _marks("fail", False, True)),
+        # the verified answer decides when the real run checked the narration
+        (_verdict(False, "3"), {"passed": False, "output": "3", "verification": ANSWER_FALSE},
+         _marks("fail", False, False)),
+        # known to fail without a simulation: a prediction, nothing to agree
+        (_verdict(False, None, "checked"), {"passed": False, "output": ""},
+         _marks("fail", False, None)),
+        # oracle mode: the cell is the real run itself
+        (_verdict(True, None, "real"), None, _marks(None, True, None)),
+    ],
+)  # fmt: skip
+def test_a_cell_keeps_prediction_real_outcome_and_agreement_apart(verdict, real, marks) -> None:
+    assert cell_marks(verdict, real) == marks
+
+
+def test_a_rename_is_found_and_nothing_else_passes_for_one() -> None:
+    before = "def add_one(x):\n    total = x + 1\n    return total\n"
+    assert renamed_variables(before, "def add_one(y):\n    s = y + 1  # one more\n    return s\n") == {
+        "x": "y",
+        "total": "s",
+    }
+    assert renamed_variables(before, before) is None  # no change
+    assert renamed_variables(before, before.replace("+ 1", "+ 2")) is None  # a real change
+    assert renamed_variables(before, before.replace("add_one", "plus_one")) is None  # the function's name
+    assert renamed_variables("print(len([1]))", "print(sum([1]))") is None  # a builtin swapped, not renamed
+    assert renamed_variables("a = 1\nb = 2\nc = a + b", "a = 1\na = 2\nc = a + a") is None  # not one for one
+    assert renamed_variables("def f(:", "def g(:") is None
+
+
+def test_seconds_and_totals_read_as_a_person_reads_them() -> None:
+    assert [seconds(v) for v in (0.019, 1.713, 21.125, 125.4, None)] == [
+        "19 ms",
+        "1.7 s",
+        "21.1 s",
+        "2 min 5 s",
+        "",
+    ]
+    assert (
+        totals_text({"tokens": 1204, "requests": 9, "seconds": 21.125})
+        == "1,204 tokens · 9 requests · 21.1 s"
+    )
+    assert reply_text("```python\ndef f():\n    pass\n```") == "def f():\n    pass"
+    assert reply_text("I would leave it.") == "I would leave it."
+
+
+@pytest.mark.django_db
+def test_a_stage_the_run_cut_short_says_how_it_ended_and_simulate_counts_its_tokens(make_run) -> None:
+    stages = {
+        "solve": {"state": "started"},
+        "simulate": {"state": "finished", "seconds": 1.0, "turn": 0},
+        "select": {"state": "finished"},
+    }
+    run = make_run(status=Run.CANCELLED, stages=stages)
+    sims = [
+        SimpleNamespace(turn=0, tokens=40),
+        SimpleNamespace(turn=0, tokens=2),
+        SimpleNamespace(turn=1, tokens=9),
+    ]
+    rows = dict(stage_rows(run, sims, real_pending=False))
+    assert rows["solve"]["state"] == "cancelled" and rows["simulate"]["tokens"] == 42
+    assert rows["select"]["no_model"] and not rows["solve"]["no_model"]
+    run.status = Run.RUNNING
+    assert dict(stage_rows(run, sims, real_pending=False))["solve"]["state"] == "started"
+
+
+@pytest.mark.django_db
+def test_a_draw_among_copies_of_one_program_is_not_called_random(make_run) -> None:
+    reason = (
+        "candidate 2 matched 2 of 2 public tests in simulation; tied with 0, 1, 3 (written as often, 4 of "
+        "the 4), chosen at random"
+    )
+    run = make_run(
+        selected={
+            "candidate": 2,
+            "reason": reason,
+            "tied": [0, 1, 2, 3],
+            "broken_by": ["agreement", "random"],
+        }
+    )
+    copies = [{"c": 0, "same_as": None}, *({"c": c, "same_as": 0} for c in (1, 2, 3))]
+    shown = selection_view(run, copies)
+    assert shown["copies"] and "at random" not in shown["reason"]
+    assert shown["reason"].endswith(
+        "candidates 0, 1, 2, 3 are the same program (written 4 times), so taking any of them is the same pick"
+    )
+    distinct = [{"c": c, "same_as": None} for c in range(4)]
+    assert selection_view(run, distinct) == {"reason": reason, "copies": False}
