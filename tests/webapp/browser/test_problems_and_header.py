@@ -85,6 +85,13 @@ def _assert_clean(page: Any) -> None:
     assert page.errors == [] and page.console_errors == []
 
 
+def _assert_accessible(page: Any) -> None:
+    """axe-core finds nothing wrong with the page as it is now (its warnings and notes shown)."""
+    from tests.webapp.browser.test_accessibility import violations
+
+    assert violations(page) == []
+
+
 # -- the first example ----------------------------------------------------------------------------------
 
 
@@ -145,6 +152,7 @@ def test_the_editor_shows_each_call_warns_of_a_tuple_and_saves_only_what_the_ref
     failures = page.locator('[data-testid="reference-failures"]').inner_text()
     assert "test 2" in failures and "TypeError" in failures and "test 1" not in failures, failures
     assert page.input_value("#id_reference") == REFERENCE  # kept, to fix the test or the reference
+    _assert_accessible(page)  # the tuple warning and the reference's failures shown
 
     page.fill("#id_tests-1-input", "[5, 7]")
     warned = "document.querySelectorAll('[data-testid=test-tuple-warning]:not([hidden])').length"
@@ -219,6 +227,7 @@ def test_while_the_model_does_not_answer_the_header_says_so_and_solve_waits(site
         note = page.locator(NOTE)
         assert note.is_visible() and "The model is not answering" in note.inner_text(), note.inner_text()
         assert note.locator('a[href="/status/model/"]').count() == 1
+        _assert_accessible(page)  # the disabled Solve and the sentence beside it
     finally:
         fake_model.answering = True
     # It answers again: the header's next poll opens Solve, without a reload.
