@@ -511,7 +511,7 @@
       Object.keys(objects).forEach(function (id) { cells += 2 + Math.min(objects[id], 50); });
       byFrames.push([rows, i]);
       byObjects.push([cells, i]);
-      if (s.event === "return") { live.splice(live.indexOf(s.frame), 1); }
+      if (s.event === "return" && live.indexOf(s.frame) >= 0) { live.splice(live.indexOf(s.frame), 1); }
     });
     var most = function (list) { return list.sort(function (a, b) { return b[0] - a[0] || b[1] - a[1]; }).slice(0, 3); };
     var chosen = {};
