@@ -3,7 +3,8 @@
 DOM ids (the live fragments target them): ``cand-{c}-text|code|badge``; ``sim-{c}-{t}-{s}`` for the
 simulations of candidate c on test t (sample s: 0, more in runs made when several were sampled), and
 ``rsim-{turn}-{t}-{s}`` for those of the program after repair turn ``turn``; ``verdict-{c}-{t}`` and
-``rverdict-{turn}-{t}``; ``repair-{turn}-text|body``.
+``rverdict-{turn}-{t}``; ``repair-{turn}-text|body``; ``mrow-{c}`` (a matrix row's head);
+``run-real-progress`` (Run for real under way); ``run-live`` (the page's WebSocket).
 Test numbers are indices into the problem's tests (as in the events), not positions among public ones.
 """
 
