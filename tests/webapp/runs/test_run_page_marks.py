@@ -126,3 +126,23 @@ def test_a_draw_among_copies_of_one_program_is_not_called_random(make_run) -> No
     )
     distinct = [{"c": c, "same_as": None} for c in range(4)]
     assert selection_view(run, distinct) == {"reason": reason, "copies": False}
+
+
+@pytest.mark.django_db
+def test_a_repair_turn_told_of_a_failure_the_real_run_contradicts_says_so(client, alice, make_run) -> None:
+    from webapp.runs.models import Candidate, Execution, RepairTurn, Verdict
+
+    run = make_run(status="finished", settings={"k": 1, "turns": 1}, selected={"candidate": 0, "reason": "r"})
+    Candidate.objects.create(
+        run=run, index=0, code="def add_one(x):\n    return x + 1\n", done=True, selected=True
+    )
+    Verdict.objects.create(run=run, candidate=0, test=0, expected="2", simulated="2", match=True)
+    Verdict.objects.create(run=run, candidate=0, test=1, expected="6", simulated="7", match=False)
+    Execution.objects.create(run=run, candidate=0, test=1, status="ok", output="6", passed=True, expected="6")
+    RepairTurn.objects.create(run=run, turn=1, done=True, code="def add_one(x):\n    return 1 + x\n",
+                              previous_code="def add_one(x):\n    return x + 1\n")  # fmt: skip
+    client.force_login(alice)
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert 'data-testid="repair-phantom"' in page
+    assert "told that the program fails test 2, which it really passes" in page
+    assert 'data-testid="contradicted"' in page  # the cell of test 2 as well
