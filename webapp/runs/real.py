@@ -25,7 +25,7 @@ from typing import Any
 from django.core.cache import cache
 
 from simulator.pipeline.real_execution import RealProgram
-from webapp.runs.models import Candidate, Run
+from webapp.runs.models import Candidate, Execution, Run
 
 FLAG_SECONDS = 600
 _KEY = "execsim:run-real:{}"
@@ -82,9 +82,10 @@ def forget_if_nothing_to_run(run: Run) -> None:
 
 
 def programs_for(run: Run) -> list[RealProgram]:
-    """The run's candidates with code and its final program when a repair produced it, in the page's
-    order (candidate, then turn: ``Execution.Meta.ordering``): the rows arrive live in the order a
-    reload shows them, the repaired program right after the candidate it came from."""
+    """The run's candidates with code and its final program when a repair produced it, less those that
+    already ran for real (the final program of a run made with "Also run for real" ran on every test),
+    in the page's order (candidate, then turn: ``Execution.Meta.ordering``): the rows arrive live in the
+    order a reload shows them, the repaired program right after the candidate it came from."""
     candidates = [c for c in Candidate.objects.filter(run=run).order_by("index") if c.code]
     final_turn, final_code = run.final_program()
     programs = [
@@ -107,4 +108,7 @@ def programs_for(run: Run) -> list[RealProgram]:
                 nlex=run.judged_nlex(chosen, final_turn),
             )
         )
-    return sorted(programs, key=lambda p: (p.candidate, p.turn))
+    ran = set(Execution.objects.filter(run=run).values_list("candidate", "turn"))
+    return sorted(
+        (p for p in programs if (p.candidate, p.turn) not in ran), key=lambda p: (p.candidate, p.turn)
+    )

@@ -398,8 +398,7 @@ def _real_context(run: Run, candidates: dict[int, Any], executions: list[Executi
     pending = real.pending(run.id)
     todo: list[dict[str, Any]] = []
     if not pending and not run.is_active and run.kind == "solve" and any(c.code for c in candidates.values()):
-        ran = {(x.candidate, x.turn) for x in executions}
-        todo = [p.label for p in real.programs_for(run) if (p.candidate, p.turn) not in ran]
+        todo = [p.label for p in real.programs_for(run)]
     return {
         "real_pending": pending,
         "real_progress": real_progress(run, len(executions)) if pending else None,

@@ -95,12 +95,16 @@ def test_it_appends_the_real_executions_after_the_final_event(finished_run, sent
     assert summary[(0, 1)]["final"] is True and summary[(0, 0)]["final"] is False
 
 
-def test_running_it_again_replaces_the_rows(finished_run, sent) -> None:
-    for _ in range(2):
-        assert real.request(finished_run.id)
-        assert execute_real(str(finished_run.id), executor=ExecutorDouble()) == "done"
+def test_programs_that_ran_for_real_are_not_run_again(finished_run, sent) -> None:
+    """Issue 52: the button is offered only for programs that have not run on every test, and a
+    request for a run whose programs all ran runs nothing."""
+    assert real.request(finished_run.id)
+    assert execute_real(str(finished_run.id), executor=ExecutorDouble()) == "done"
+    assert real.programs_for(finished_run) == []
+    assert real.request(finished_run.id)
+    assert execute_real(str(finished_run.id), executor=ExecutorDouble()) == "nothing"
     assert Execution.objects.filter(run=finished_run).count() == 9
-    assert RunEvent.objects.filter(run=finished_run, type="execution").count() == 18
+    assert RunEvent.objects.filter(run=finished_run, type="execution").count() == 9
 
 
 def test_it_waits_for_a_run_still_in_progress(make_run, queued) -> None:
