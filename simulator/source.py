@@ -208,11 +208,55 @@ def same_program(first: str, second: str, kind: str) -> bool:
     return [ast.dump(s) for s in bodies[0]] == [ast.dump(s) for s in bodies[1]]
 
 
+def first_same(programs: Sequence[str], kind: str) -> list[int]:
+    """For each of ``programs``, the index of the first of them that is the same program
+    (``same_program``): its own index when none earlier is. Copies of one program share it."""
+    firsts: list[int] = []
+    for i, program in enumerate(programs):
+        firsts.append(next(j for j in range(i + 1) if j == i or same_program(programs[j], program, kind)))
+    return firsts
+
+
 def agreement_counts(programs: Sequence[str], kind: str) -> list[int]:
     """For each of ``programs``, how many of them are the same program (``same_program``, itself
     included): the self-consistency of code that breaks Best@k's ties (``selection.best_of``), counted
     one way by the pipeline and by ``eval mbpp``, which measures it."""
     return [sum(same_program(program, other, kind) for other in programs) for program in programs]
+
+
+def renamed_variables(before: str, after: str) -> dict[str, str] | None:
+    """The renames (old name -> new name) that turn ``before`` into ``after`` when that is all a
+    change does (layout and comments aside): the same program with some of the names it binds
+    (variables, parameters) spelled otherwise, one for one. None when the programs differ otherwise,
+    do not parse, or are the same program with no rename."""
+    try:
+        trees = [parse_python(before), parse_python(after)]
+    except SyntaxError:
+        return None
+    names: list[list[str]] = [[], []]
+    bound: list[set[str]] = [set(), set()]
+    for tree, found, binds in zip(trees, names, bound, strict=True):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                found.append(node.id)
+                if isinstance(node.ctx, ast.Store | ast.Del):
+                    binds.add(node.id)
+                node.id = "_"
+            elif isinstance(node, ast.arg):
+                found.append(node.arg)
+                binds.add(node.arg)
+                node.arg = "_"
+    if ast.dump(trees[0]) != ast.dump(trees[1]):
+        return None
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for old, new in zip(names[0], names[1], strict=True):
+        if forward.setdefault(old, new) != new or backward.setdefault(new, old) != old:
+            return None
+    renames = {old: new for old, new in forward.items() if old != new}
+    if not renames or any(old not in bound[0] or new not in bound[1] for old, new in renames.items()):
+        return None
+    return renames
 
 
 def _without_test_code(tree: ast.Module) -> list[ast.stmt]:

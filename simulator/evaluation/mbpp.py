@@ -63,7 +63,7 @@ from simulator.pipeline.settings import RunSettings
 from simulator.pipeline.static import cannot_pass
 from simulator.problem import Problem
 from simulator.prompts import solve
-from simulator.source import agreement_counts, parse_python
+from simulator.source import agreement_counts, first_same, parse_python
 
 SOLVE_MAX_TOKENS = RunSettings.max_tokens  # what the app's solve request allows
 
@@ -176,12 +176,14 @@ def picks(
     ``sim`` as the app picks (candidates with a program, a known failure never while a tied one may
     pass, then agreement), ``paper`` by matches alone, ``oracle`` by the real public test."""
     written = [i for i in group if codes[i]] or list(group)  # without any program: all, none passing
+    firsts = first_same([codes[i] for i in written], "call")
     app = best_of(
         {i: 0 if checked[i] else matches[i] for i in written},
         rng,
         tests=1,
         known={i for i in written if checked[i]},
         agreement={i: agreement[i] for i in written},
+        same_as={i: written[f] for i, f in zip(written, firsts, strict=True)},
     )
     return {
         "sim": app,

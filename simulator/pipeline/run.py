@@ -40,7 +40,7 @@ from simulator.pipeline.stream import stream_events
 from simulator.pipeline.verdicts import Judging, Verdict, matched
 from simulator.problem import Problem, TestCase
 from simulator.prompts import solve
-from simulator.source import agreement_counts
+from simulator.source import agreement_counts, first_same
 
 
 async def run(
@@ -159,10 +159,13 @@ class _SolveJob(Job):
         top = max(scores.values())
         tied = [c for c, score in scores.items() if score == top]
         known = {c for c in tied if any(v.known for v in verdicts[c])}  # as the verdicts were judged
-        agreement = None
+        agreement, same_as = None, None
         if len(tied) > 1:
-            counts = dict(zip(codes, agreement_counts(list(codes.values()), self.problem.kind), strict=True))
+            programs, kind = list(codes.values()), self.problem.kind
+            counts = dict(zip(codes, agreement_counts(programs, kind), strict=True))
             agreement = {c: counts[c] for c in tied}
+            firsts = [list(codes)[i] for i in first_same(programs, kind)]
+            same_as = dict(zip(codes, firsts, strict=True))
         selection = best_of(
             scores,
             self.rng,
@@ -170,6 +173,7 @@ class _SolveJob(Job):
             source=self.judging.by,
             known=known,
             agreement=agreement,
+            same_as=same_as,
         )
         extra: dict[str, Any] = {}
         if agreement is not None:

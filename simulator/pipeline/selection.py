@@ -2,7 +2,8 @@
 broken first by what else is known of the tied candidates: a program known to fail without being
 simulated (``static.known_failure``) is never picked while a tied one is not; then the program the
 candidates agree on most (``agreement``: how many of the k are the same program); then uniformly at
-random with a seeded generator, so a recorded seed reproduces the choice. Without ``known`` and
+random with a seeded generator, so a recorded seed reproduces the choice. A draw among copies of one
+program (``same_as``) picks nothing, and the reason says so. Without ``known`` and
 ``agreement`` this is the paper's rule: matches alone, ties at random. Each step measured well on
 the dev split (docs/results.md#selection)."""
 
@@ -19,7 +20,7 @@ class Selection:
     score: int
     tied: tuple[int, ...]
     reason: str
-    broken_by: tuple[str, ...] = ()  # what decided a tie, in order: known, agreement, random
+    broken_by: tuple[str, ...] = ()  # what decided a tie, in order: known, agreement, random or copies
     pool: tuple[int, ...] = ()  # the candidates the seeded draw chose among (one when none was needed)
 
     def expected(self, passed: Mapping[int, bool]) -> float:
@@ -36,10 +37,13 @@ def best_of(
     source: str = "simulation",
     known: Collection[int] = (),
     agreement: Mapping[int, int] | None = None,
+    same_as: Mapping[int, int] | None = None,
 ) -> Selection:
     """``scores`` maps candidate index -> matched public tests (only candidates with code);
     ``known`` holds the candidates known to fail without a simulation (they match none);
-    ``agreement`` maps a candidate -> how many candidates are the same program (itself included)."""
+    ``agreement`` maps a candidate -> how many candidates are the same program (itself included);
+    ``same_as`` maps a candidate -> the first candidate that is the same program (itself, if none
+    earlier is)."""
     if not scores:
         raise ValueError("no candidate to select from")
     top = max(scores.values())
@@ -66,7 +70,10 @@ def best_of(
         equally = f" (written as often, {most} of the {len(scores)})"
         steps.append("agreement")
     chosen = pool[0] if len(pool) == 1 else rng.choice(pool)
-    if len(pool) > 1:
+    if len(pool) > 1 and same_as is not None and len({same_as.get(c, c) for c in pool}) == 1:
+        reason += f"; tied with {_listed(c for c in pool if c != chosen)}, the same program: the same pick"
+        steps.append("copies")
+    elif len(pool) > 1:
         reason += f"; tied with {_listed(c for c in pool if c != chosen)}{equally}, chosen at random"
         steps.append("random")
     return Selection(chosen, top, tied, f"candidate {chosen} {reason}", tuple(steps), tuple(pool))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.source import same_program
+from simulator.source import renamed_variables, same_program
 
 ATTEMPT = "def find_sum(lst):\n    return sum(lst)\n"
 
@@ -62,3 +62,17 @@ def test_agreement_counts_each_program_among_all_itself_included() -> None:
     double = "def f(x):\n    return 2 * x\n"
     assert agreement_counts([square, double, square_tested], "call") == [2, 1, 2]
     assert agreement_counts([], "call") == []
+
+
+def test_a_rename_is_found_and_nothing_else_passes_for_one() -> None:
+    before = "def add_one(x):\n    total = x + 1\n    return total\n"
+    assert renamed_variables(before, "def add_one(y):\n    s = y + 1  # one more\n    return s\n") == {
+        "x": "y",
+        "total": "s",
+    }
+    assert renamed_variables(before, before) is None  # no change
+    assert renamed_variables(before, before.replace("+ 1", "+ 2")) is None  # a real change
+    assert renamed_variables(before, before.replace("add_one", "plus_one")) is None  # the function's name
+    assert renamed_variables("print(len([1]))", "print(sum([1]))") is None  # a builtin swapped, not renamed
+    assert renamed_variables("a = 1\nb = 2\nc = a + b", "a = 1\na = 2\nc = a + a") is None  # not one for one
+    assert renamed_variables("def f(:", "def g(:") is None

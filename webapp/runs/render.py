@@ -32,7 +32,6 @@ from webapp.runs.views_context import (
     real_progress,
     really,
     run_context,
-    selection_view,
     sim_dom,
     verdict_dom,
 )
@@ -194,8 +193,7 @@ def _selected(run: Run, p: dict[str, Any]) -> list[Part]:
     # through the run: each candidate's ``run`` is this one, which ``Candidate.same_as`` reads
     public = sum(1 for t in run.core_problem().tests if t.public)
     badges = candidate_badges(run, list(run.candidates.all()), list(run.executions.all()), public)
-    selection = selection_view(run, badges)
-    return [_partial("selected.html", run=run, selection=selection), *(_badge(run, b) for b in badges)]
+    return [_partial("selected.html", run=run), *(_badge(run, b) for b in badges)]
 
 
 def _repair_delta(run: Run, p: dict[str, Any]) -> list[Part]:

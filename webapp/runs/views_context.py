@@ -10,13 +10,10 @@ Test numbers are indices into the problem's tests (as in the events), not positi
 
 from __future__ import annotations
 
-import ast
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from simulator.compare import DEFAULT_TOLERANCE, outputs_match
-from simulator.source import parse_python
 from webapp.runs import real
 from webapp.runs.models import Candidate, Execution, Run, Simulation, Verdict, explorer_link
 
@@ -136,7 +133,6 @@ def run_context(run: Run, *, readonly: bool = False) -> dict[str, Any]:
         "matrix": matrix,
         "repairs": repairs,
         "executions": executions,
-        "selection": selection_view(run, badges.values()),
         "stages": stage_rows(run, simulations.values(), real_context["real_pending"]),
         **real_context,
     }
@@ -265,33 +261,6 @@ def candidate_badges(
     ]
 
 
-_RANDOM_CLAUSE = re.compile(
-    r"; tied with (?P<others>[\d, ]+)(?: \(written as often[^)]*\))?, chosen at random$"
-)
-
-
-def selection_view(run: Run, badges: Any) -> dict[str, Any]:
-    """The Selected panel's reason and tie. A draw among copies of one program picks nothing (they
-    are the same program): said so, instead of "chosen at random"."""
-    selected = run.selected or {}
-    reason = str(selected.get("reason") or "")
-    chosen = selected.get("candidate")
-    same = {b["c"]: b["same_as"] if b["same_as"] is not None else b["c"] for b in badges}
-    found = _RANDOM_CLAUSE.search(reason)
-    copies = False
-    if found and chosen is not None:
-        pool = [chosen, *(int(c) for c in found.group("others").split(","))]
-        copies = len({same.get(c, c) for c in pool}) == 1
-        if copies:
-            written = sum(1 for first in same.values() if first == same.get(chosen, chosen))
-            listed = ", ".join(str(c) for c in sorted(pool))
-            reason = (
-                reason[: found.start()] + f"; candidates {listed} are the same program (written {written} "
-                "times), so taking any of them is the same pick"
-            )
-    return {"reason": reason, "copies": copies}
-
-
 # -- stages -------------------------------------------------------------------------------------------
 
 _ENDED_STAGE = {Run.CANCELLED: "cancelled", Run.FAILED: "failed", Run.FINISHED: "stopped"}
@@ -321,41 +290,6 @@ def stage_rows(
 
 
 # -- repairs ------------------------------------------------------------------------------------------
-
-
-def renamed_variables(before: str, after: str) -> dict[str, str] | None:
-    """The renames (old name -> new name) that turn ``before`` into ``after`` when that is all a
-    change does (layout and comments aside): the same program with some of the names it binds
-    (variables, parameters) spelled otherwise, one for one. None when the programs differ otherwise,
-    do not parse, or are the same program with no rename."""
-    try:
-        trees = [parse_python(before), parse_python(after)]
-    except SyntaxError:
-        return None
-    names: list[list[str]] = [[], []]
-    bound: list[set[str]] = [set(), set()]
-    for tree, found, binds in zip(trees, names, bound, strict=True):
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
-                found.append(node.id)
-                if isinstance(node.ctx, ast.Store | ast.Del):
-                    binds.add(node.id)
-                node.id = "_"
-            elif isinstance(node, ast.arg):
-                found.append(node.arg)
-                binds.add(node.arg)
-                node.arg = "_"
-    if ast.dump(trees[0]) != ast.dump(trees[1]):
-        return None
-    forward: dict[str, str] = {}
-    backward: dict[str, str] = {}
-    for old, new in zip(names[0], names[1], strict=True):
-        if forward.setdefault(old, new) != new or backward.setdefault(new, old) != old:
-            return None
-    renames = {old: new for old, new in forward.items() if old != new}
-    if not renames or any(old not in bound[0] or new not in bound[1] for old, new in renames.items()):
-        return None
-    return renames
 
 
 def skipped_because(run: Run, no: int) -> str:

@@ -288,5 +288,3 @@ def test_concurrency_is_bounded() -> None:
     results = asyncio.run(main())
     assert [r.choices[0].text for r in results] == ["done"] * 6
     assert peak == 2
-
-

@@ -100,3 +100,14 @@ def test_a_tie_goes_to_the_program_written_most_often_then_at_random() -> None:
     even = best_of(scores, random.Random(0), tests=1, agreement=dict.fromkeys(scores, 1))
     assert "written most often" not in even.reason
     assert even.reason.endswith("(written as often, 1 of the 4), chosen at random")
+
+
+def test_a_tie_left_among_copies_of_one_program_is_no_draw_and_says_so() -> None:
+    scores = {0: 1, 1: 1, 2: 1, 3: 0}
+    copies = best_of(
+        scores, random.Random(0), tests=1, agreement={0: 3, 1: 3, 2: 3}, same_as={0: 0, 1: 0, 2: 0}
+    )
+    assert copies.broken_by == ("agreement", "copies") and copies.pool == (0, 1, 2)
+    assert copies.reason.endswith(", the same program: the same pick")
+    distinct = best_of(scores, random.Random(0), tests=1, same_as={0: 0, 1: 1, 2: 2})
+    assert distinct.broken_by == ("random",) and distinct.reason.endswith("chosen at random")

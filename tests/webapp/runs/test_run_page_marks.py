@@ -11,7 +11,7 @@ import pytest
 
 from webapp.runs.models import Run
 from webapp.runs.templatetags.run_tags import reply_text, seconds, totals_text
-from webapp.runs.views_context import cell_marks, renamed_variables, selection_view, stage_rows
+from webapp.runs.views_context import cell_marks, stage_rows
 
 ANSWER_FALSE = {"answer": {"verdict": "false"}}  # the real run checked the narration's answer: wrong
 
@@ -54,20 +54,6 @@ def test_a_cell_keeps_prediction_real_outcome_and_agreement_apart(verdict, real,
     assert cell_marks(verdict, real) == marks
 
 
-def test_a_rename_is_found_and_nothing_else_passes_for_one() -> None:
-    before = "def add_one(x):\n    total = x + 1\n    return total\n"
-    assert renamed_variables(before, "def add_one(y):\n    s = y + 1  # one more\n    return s\n") == {
-        "x": "y",
-        "total": "s",
-    }
-    assert renamed_variables(before, before) is None  # no change
-    assert renamed_variables(before, before.replace("+ 1", "+ 2")) is None  # a real change
-    assert renamed_variables(before, before.replace("add_one", "plus_one")) is None  # the function's name
-    assert renamed_variables("print(len([1]))", "print(sum([1]))") is None  # a builtin swapped, not renamed
-    assert renamed_variables("a = 1\nb = 2\nc = a + b", "a = 1\na = 2\nc = a + a") is None  # not one for one
-    assert renamed_variables("def f(:", "def g(:") is None
-
-
 def test_seconds_and_totals_read_as_a_person_reads_them() -> None:
     assert [seconds(v) for v in (0.019, 1.713, 21.125, 125.4, None)] == [
         "19 ms",
@@ -102,30 +88,6 @@ def test_a_stage_the_run_cut_short_says_how_it_ended_and_simulate_counts_its_tok
     assert rows["select"]["no_model"] and not rows["solve"]["no_model"]
     run.status = Run.RUNNING
     assert dict(stage_rows(run, sims, real_pending=False))["solve"]["state"] == "started"
-
-
-@pytest.mark.django_db
-def test_a_draw_among_copies_of_one_program_is_not_called_random(make_run) -> None:
-    reason = (
-        "candidate 2 matched 2 of 2 public tests in simulation; tied with 0, 1, 3 (written as often, 4 of "
-        "the 4), chosen at random"
-    )
-    run = make_run(
-        selected={
-            "candidate": 2,
-            "reason": reason,
-            "tied": [0, 1, 2, 3],
-            "broken_by": ["agreement", "random"],
-        }
-    )
-    copies = [{"c": 0, "same_as": None}, *({"c": c, "same_as": 0} for c in (1, 2, 3))]
-    shown = selection_view(run, copies)
-    assert shown["copies"] and "at random" not in shown["reason"]
-    assert shown["reason"].endswith(
-        "candidates 0, 1, 2, 3 are the same program (written 4 times), so taking any of them is the same pick"
-    )
-    distinct = [{"c": c, "same_as": None} for c in range(4)]
-    assert selection_view(run, distinct) == {"reason": reason, "copies": False}
 
 
 @pytest.mark.django_db

@@ -10,6 +10,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 
+from simulator.source import renamed_variables
 from webapp.runs.highlight import diff_html as _diff_html
 from webapp.runs.highlight import python_html as _python_html
 
@@ -158,16 +159,16 @@ _TIE_STEPS = {
 
 
 @register.filter
-def tie_broken(selected: dict[str, Any], copies: bool = False) -> str:
+def tie_broken(selected: dict[str, Any]) -> str:
     """How the selected panel's tie was decided, in the order it was (``selected.broken_by``): ``tie
     broken by how often the model wrote each program, then at random among equals, seed 7``. A run
-    recorded before ``broken_by`` was, by what its payload holds, then the draw. ``copies``: the draw
-    was among copies of one program (``views_context.selection_view``), which picks nothing: said so."""
+    recorded before ``broken_by`` was, by what its payload holds, then the draw. A tie left among
+    copies of one program (``copies``) picks nothing: said so."""
     steps = selected.get("broken_by")
     if steps is None:
         steps = [*(["agreement"] if selected.get("agreement") else []), "random"]
     parts = [_TIE_STEPS[s] for s in steps if s in _TIE_STEPS]
-    if copies:
+    if "copies" in steps:
         if not parts:
             return "the tied candidates are one program"
         return "tie broken " + ", then ".join(parts) + "; the candidates left are one program"
@@ -232,8 +233,7 @@ def reply_text(text: str | None) -> str:
 @register.simple_tag
 def renames(before: str | None, after: str | None) -> str:
     """``{% renames turn.previous_code turn.code as renamed %}``: ``x → y, total → s`` when the change
-    only renames variables (``views_context.renamed_variables``), else ""."""
-    from webapp.runs.views_context import renamed_variables
+    only renames variables (``source.renamed_variables``), else ""."""
 
     found = renamed_variables(before or "", after or "") if before and after else None
     return ", ".join(f"{old} → {new}" for old, new in sorted(found.items())) if found else ""
