@@ -9,17 +9,20 @@ document.addEventListener(
   true,
 );
 
-// While the model does not answer, the Solve button waits and the sentence beside it says why
-// (templates/problems/detail.html renders both as the page loads); the header's model status, polled
-// every 10 s (templates/status/model_status.html), opens it again as soon as the model answers.
+// While the model does not answer, a button that asks it (Solve, Simulate: data-needs-model) waits and
+// the sentence beside it says why (templates/runs/_model_note.html, rendered as the page loads); the
+// header's model status, polled every 10 s (templates/status/model_status.html), opens it again as soon
+// as the model answers.
 document.addEventListener("htmx:afterSettle", (event) => {
   if (!event.target || event.target.id !== "model-status") return;
   const state = event.target.querySelector('[data-testid="model-up"]');
-  const button = document.querySelector('[data-testid="solve-submit"]');
-  const note = document.getElementById("solve-model-note");
-  if (!state || !button || !note) return;
+  if (!state) return;
   const up = state.dataset.up === "true";
-  button.disabled = !up;
-  note.hidden = up;
-  if (!up) note.querySelector('[data-testid="solve-model-sentence"]').textContent = state.dataset.sentence;
+  for (const button of document.querySelectorAll("button[data-needs-model]")) {
+    const note = document.getElementById(button.getAttribute("aria-describedby"));
+    button.disabled = !up;
+    if (!note) continue;
+    note.hidden = up;
+    if (!up) note.querySelector("span").textContent = state.dataset.sentence;
+  }
 });

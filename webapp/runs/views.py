@@ -118,7 +118,8 @@ def simulate(request: HttpRequest) -> HttpResponse:
                     )  # fmt: skip
                 _start(run)
             return redirect("runs:detail", run_id=run.id)
-    return render(request, "runs/simulate.html", {"form": form})
+    model = model_state.current() if request.user.is_authenticated else None
+    return render(request, "runs/simulate.html", {"form": form, "model": model})
 
 
 def _run_page(request: HttpRequest, run: Run, *, readonly: bool) -> HttpResponse:

@@ -228,6 +228,14 @@ def test_while_the_model_does_not_answer_the_header_says_so_and_solve_waits(site
         assert note.is_visible() and "The model is not answering" in note.inner_text(), note.inner_text()
         assert note.locator('a[href="/status/model/"]').count() == 1
         _assert_accessible(page)  # the disabled Solve and the sentence beside it
+        simulate = page_for(site)  # Simulate my code asks the model too: it waits the same way
+        simulate.context.add_cookies(page.context.cookies())
+        simulate.goto(f"{site}/simulate/")
+        assert simulate.locator('[data-testid="simulate-submit"]').is_disabled()
+        assert (
+            "The model is not answering"
+            in simulate.locator('[data-testid="simulate-model-note"]').inner_text()
+        )
     finally:
         fake_model.answering = True
     # It answers again: the header's next poll opens Solve, without a reload.
