@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from simulator.execution.program import Program
-from simulator.execution.trace import Trace
+from simulator.execution.trace import ADDRESS_MARK, Objects, Trace
 from simulator.nlex.narrator import step_sentences
 from simulator.source import parse_python
 
@@ -86,12 +86,37 @@ def global_names(program: Program) -> list[dict[str, Any]]:
     return list(found.values())
 
 
+def returned_shown(trace: Trace) -> dict[int, str]:
+    """Per return step whose value shows a memory address (an instance with the default repr), that
+    value as the narration tells it from the heap (``Node(value=1, next=None)``), for the event line
+    and the result, which would otherwise show ``<__program__.Node object at 0x...>``."""
+    objects = Objects(trace)
+    shown = {}
+    for step in trace.steps:
+        if step.event == "return" and step.value is not None and ADDRESS_MARK in step.value.repr:
+            value = objects.returned(step)
+            if value is not None and value.repr != step.value.repr:
+                shown[step.index] = value.repr
+    return shown
+
+
+def result_shown(trace: Trace) -> str | None:
+    """What the traced call returned, as the narration tells it (``returned_shown`` of the outermost
+    frame's last return), when its repr shows a memory address; None otherwise."""
+    returns = [s for s in trace.steps if s.event == "return" and s.depth == 0]
+    return returned_shown(trace).get(returns[-1].index) if returns else None
+
+
 def explorer_payload(trace: Trace, program: Program) -> dict[str, Any]:
-    """Everything the explorer's script needs, as JSON: the trace, the stepper's sentences, the
-    program's shape and source lines, why the trace is partial ("" when it is whole), and in call mode
-    the Global frame's names (``global_names``)."""
+    """Everything the explorer's script needs, as JSON: the trace (a return value that shows a memory
+    address also as the narration tells it: ``value.shown``), the stepper's sentences, the program's
+    shape and source lines, why the trace is partial ("" when it is whole), and in call mode the Global
+    frame's names (``global_names``)."""
+    data = trace.to_dict()
+    for index, text in returned_shown(trace).items():
+        data["steps"][index]["value"]["shown"] = text
     return {
-        "trace": trace.to_dict(),
+        "trace": data,
         "sentences": [asdict(s) for s in stepper_sentences(trace, program)],
         "lines": program.code.split("\n"),
         "shape": program.shape,

@@ -82,6 +82,7 @@
     signatures[found[1]] = has(signatures, found[1]) && signatures[found[1]] !== params ? null : params;
   }
   function shown(value) {
+    if (value.shown) { return value.shown; }  // an instance told from the heap, not its address
     var fn = /^<function (?:[\w.<>]*\.)?([\w<>]+) at 0x\.\.\.>$/.exec(value.repr);
     if (value.type === "function" && fn) {
       var sig = has(signatures, fn[1]) ? signatures[fn[1]] : null;

@@ -56,3 +56,22 @@ def explorer_payload_globals(code: str) -> list[dict[str, object]]:
 
     program = Program(code=code, call="fact(3)")
     return explorer_payload(trace_in_process(code, program.call).trace, program)["globals"]
+
+
+def test_an_instance_returned_is_told_from_the_heap_not_by_its_address() -> None:
+    """The event line and the result box read ``Node(value=1, next=None)``, as the narration says it,
+    never ``<__program__.Node object at 0x...>`` (issue 52, Educator)."""
+    from simulator.execution.tracer import trace_in_process
+    from simulator.explore import result_shown
+
+    code = (
+        "class Node:\n    def __init__(self, value):\n        self.value = value\n"
+        "        self.next = None\n\ndef make(v):\n    return Node(v)\n"
+    )
+    trace = trace_in_process(code, "make(1)").trace
+    payload = explorer_payload(trace, Program(code=code, call="make(1)"))
+    returns = [s for s in payload["trace"]["steps"] if s["event"] == "return" and s["function"] == "make"]
+    assert " at 0x" in returns[-1]["value"]["repr"]  # as recorded
+    assert returns[-1]["value"]["shown"] == "Node(value=1, next=None)"
+    assert result_shown(trace) == "Node(value=1, next=None)"
+    assert result_shown(trace_in_process(CODE, "f([1, 2])").trace) is None  # a plain value is as recorded

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from simulator.execution import Program
 from simulator.execution.trace import Trace
-from simulator.explore import explorer_payload
+from simulator.explore import explorer_payload, result_shown
 from simulator.nlex.verify import SCHEMA_VERSION, Verification, verify
 from webapp.marks import marked_html
 
@@ -32,6 +32,7 @@ def viewer_context(
     verify a stored text again on each view); without it the text is verified here."""
     context: dict[str, Any] = {
         "payload": explorer_payload(trace, program),
+        "result_shown": result_shown(trace),  # an instance as the narration tells it, not its address
         "steps": len(trace.steps),
         "last_step": max(len(trace.steps) - 1, 0),
         "truncated": trace.truncated,
