@@ -38,8 +38,8 @@ def test_the_examples_come_first_in_their_files_order_with_their_labels(client, 
     titles = _titles(client)
     assert titles == [
         "Reverse a string",
-        "Count vowels",
         "Average",
+        "Count vowels",
         "Square",
         "Count up",
         "Largest number",
