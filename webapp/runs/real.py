@@ -25,6 +25,7 @@ from typing import Any
 from django.core.cache import cache
 
 from simulator.pipeline.real_execution import RealProgram
+from simulator.source import same_program
 from webapp.runs.models import Candidate, Execution, Run
 
 FLAG_SECONDS = 600
@@ -83,7 +84,8 @@ def forget_if_nothing_to_run(run: Run) -> None:
 
 def programs_for(run: Run) -> list[RealProgram]:
     """The run's candidates with code and its final program when a repair produced it, less those that
-    already ran for real (the final program of a run made with "Also run for real" ran on every test),
+    already ran for real (the final program of a run made with "Also run for real" ran on every test)
+    and copies of one that did (``source.same_program``: the same program runs the same way),
     in the page's order (candidate, then turn: ``Execution.Meta.ordering``): the rows arrive live in the
     order a reload shows them, the repaired program right after the candidate it came from."""
     candidates = [c for c in Candidate.objects.filter(run=run).order_by("index") if c.code]
@@ -109,6 +111,11 @@ def programs_for(run: Run) -> list[RealProgram]:
             )
         )
     ran = set(Execution.objects.filter(run=run).values_list("candidate", "turn"))
-    return sorted(
-        (p for p in programs if (p.candidate, p.turn) not in ran), key=lambda p: (p.candidate, p.turn)
-    )
+    kind = run.core_problem().kind
+    ran_codes = [p.code for p in programs if (p.candidate, p.turn) in ran]
+    todo = [
+        p
+        for p in programs
+        if (p.candidate, p.turn) not in ran and not any(same_program(p.code, c, kind) for c in ran_codes)
+    ]
+    return sorted(todo, key=lambda p: (p.candidate, p.turn))

@@ -107,6 +107,19 @@ def test_programs_that_ran_for_real_are_not_run_again(finished_run, sent) -> Non
     assert RunEvent.objects.filter(run=finished_run, type="execution").count() == 9
 
 
+def test_a_copy_of_a_program_that_ran_for_real_is_not_offered_again(make_run) -> None:
+    """Four identical candidates, the final one run on every test with the run: the other three are
+    the same program, which runs the same way (issue 52)."""
+    run = make_run(status=Run.FINISHED, settings={"k": 3, "turns": 0}, last_seq=5)
+    code = "def add_one(x):\n    return x + 1\n"
+    for index in range(3):
+        Candidate.objects.create(run=run, index=index, code=code, done=True, selected=index == 1)
+    Candidate.objects.create(run=run, index=3, code="def add_one(x):\n    return 1 + x\n", done=True)
+    assert {p.candidate for p in real.programs_for(run)} == {0, 1, 2, 3}
+    Execution.objects.create(run=run, candidate=1, test=0, status="ok", output="2", passed=True, expected="2")
+    assert [p.candidate for p in real.programs_for(run)] == [3]  # a new program still runs
+
+
 def test_it_waits_for_a_run_still_in_progress(make_run, queued) -> None:
     run = make_run(status=Run.RUNNING, last_seq=4)
     Candidate.objects.create(run=run, index=0, code="def add_one(x):\n    return x + 1\n")
