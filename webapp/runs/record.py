@@ -194,8 +194,8 @@ def _stage(run: Run, p: dict[str, Any]) -> None:
     before = {} if rerun else run.stages.get(name, {})
     stage = {**before, **{k: v for k, v in p.items() if k != "stage"}}
     run.stages = {**run.stages, name: stage}
-    if rerun:  # it re-runs every program: the old rows go
-        Execution.objects.filter(run=run).delete()
+    # "Run for real" runs only programs that have no rows yet (``real.programs_for``): the rows of
+    # those that ran (the final program of a run made with "Also run for real") stay
 
 
 def _append_text(model: Any, text: str, **key: Any) -> None:

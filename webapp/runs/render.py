@@ -105,11 +105,11 @@ def _stage(run: Run, p: dict[str, Any]) -> list[Part]:
     ctx = run_context(run)
     parts: list[Part] = []
     if p.get("rerun"):  # "Run for real" (webapp.runs.real)
-        if p.get("state") == "started":  # its rows replace the old ones
-            parts.append('<div id="executions-rows" hx-swap-oob="true"></div>')
         parts.append(_for_viewer("run_real.html", ctx))
-        if p.get("state") == "finished":  # what each program really did: its card, the Result, repairs
-            parts += [_for_viewer("final.html", ctx), *_badges(ctx), *_repair_bodies(ctx)]
+        if p.get("state") == "finished":  # every row in the page's order (new ones came appended), what
+            # each program really did: its card, the Result, repairs
+            rows = _for_viewer("execution_rows.html", ctx)
+            parts += [rows, _for_viewer("final.html", ctx), *_badges(ctx), *_repair_bodies(ctx)]
     return [*parts, _status(ctx)]
 
 
@@ -230,8 +230,7 @@ def _execution(run: Run, p: dict[str, Any]) -> list[Part]:
         parts.append(_verdict_cell(verdict, real))
     stage = run.stages.get("execute") or {}
     if stage.get("rerun") and stage.get("state") == "started":  # Run for real: how far it got
-        done = Execution.objects.filter(run=run).count()
-        parts.append(_partial("run_real_progress.html", progress=real_progress(run, done)))
+        parts.append(_partial("run_real_progress.html", progress=real_progress(run)))
     return [*parts, *_checked_texts(run, execution.candidate, execution.turn, execution.test, real)]
 
 

@@ -335,7 +335,7 @@ def _real_context(run: Run, candidates: dict[int, Any], executions: list[Executi
         todo = [p.label for p in real.programs_for(run)]
     return {
         "real_pending": pending,
-        "real_progress": real_progress(run, len(executions)) if pending else None,
+        "real_progress": real_progress(run) if pending else None,
         "real_possible": run.is_active or any(c.code for c in candidates.values()),
         "real_todo": todo,
         "real_ran": bool(executions),
@@ -344,14 +344,19 @@ def _real_context(run: Run, candidates: dict[int, Any], executions: list[Executi
     }
 
 
-def real_progress(run: Run, executed: int) -> dict[str, Any]:
-    """How far a Run for real under way got: tests run of all (programs x tests); ``total`` None until
-    its stage started (it names the programs), ``waiting`` while it waits for the run or a worker."""
+def real_progress(run: Run) -> dict[str, Any]:
+    """How far a Run for real under way got: tests run of all (its programs x tests); ``total`` None
+    until its stage started (it names the programs), ``waiting`` while it waits for the run or a
+    worker."""
     stage = run.stages.get("execute") or {}
     started = bool(stage.get("rerun")) and stage.get("state") == "started"
     tests = len(run.core_problem().tests)
     if started:
-        programs = len(stage.get("programs") or [])
+        programs = {(p["candidate"], p.get("turn") or 0) for p in stage.get("programs") or []}
+        rows = run.executions.values_list("candidate", "turn")
+        done = sum((candidate, turn) in programs for candidate, turn in rows)
     else:  # asked for: what it will run, once the run has ended (until then its candidates may change)
-        programs = 0 if run.is_active else len(real.programs_for(run))
-    return {"done": executed if started else 0, "total": programs * tests or None, "waiting": not started}
+        programs, done = set(), 0
+        if not run.is_active:
+            programs = {(p.candidate, p.turn) for p in real.programs_for(run)}
+    return {"done": done, "total": len(programs) * tests or None, "waiting": not started}
