@@ -55,7 +55,7 @@ STATE_TYPES = ("int", "float", "bool", "complex", "str", "list", "tuple", "dict"
 NEVER = "-1"
 
 QuestionKind = Literal["path", "state"]
-_CONTROL = re.compile(r"(if|elif|for|while|async\s+for)\b")
+CONTROL = re.compile(r"(if|elif|for|while|async\s+for)\b")
 # Frames of an expression inside a line (co_name of their code): they run as part of that line.
 _EXPRESSION_FRAMES = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>", "<lambda>"})
 
@@ -73,7 +73,7 @@ class Question:
 
     def text(self, call: str) -> str:
         where = f"line {self.line}: `{self.source.strip()}`"
-        nth = _ordinal(self.occurrence)
+        nth = ordinal(self.occurrence)
         if self.kind == "path":
             return (
                 f"While executing {call}, which line of code is executed immediately after {where} "
@@ -186,26 +186,26 @@ def select_questions(
 def path_questions(code: str, trace: Trace, *, include_module: bool = False) -> list[Question]:
     """Every candidate path question, in execution order (never-run lines last, by line number)."""
     lines = code.split("\n")
-    starts = _statement_starts(code)
+    starts = statement_starts(code)
     statement_lines = set(starts.values())
-    executions = _executions(trace, starts, include_module)
+    runs = executions(trace, starts, include_module)
     questions: list[Question] = []
-    for run in executions:
+    for run in runs:
         source = _line(lines, run.step.line)
-        if run.step.line not in statement_lines or not _askable(source):
+        if run.step.line not in statement_lines or not askable(source):
             continue
         after = run.after
         if after is None or after.event != "line" or after.line == run.step.line:
             continue  # the frame ends here (or the trace was cut): no next line to ask about
-        if not (_CONTROL.match(source.strip()) or after.line != run.step.line + 1):
+        if not (CONTROL.match(source.strip()) or after.line != run.step.line + 1):
             continue
         questions.append(Question("path", run.step.line, run.k, source, (_line(lines, after.line),)))
     if not trace.truncated:
-        executed = {run.step.line for run in executions}
+        executed = {run.step.line for run in runs}
         body = _function_body_lines(code, include_module)
         for number in sorted(statement_lines - executed):
             source = _line(lines, number)
-            if _askable(source) and number in body:
+            if askable(source) and number in body:
                 questions.append(Question("path", number, 1, source, (NEVER,)))
     return questions
 
@@ -213,10 +213,10 @@ def path_questions(code: str, trace: Trace, *, include_module: bool = False) -> 
 def state_questions(code: str, trace: Trace, *, include_module: bool = False) -> list[Question]:
     """Every candidate state question, in execution order: one per local new or changed by a line."""
     lines = code.split("\n")
-    starts = _statement_starts(code)
+    starts = statement_starts(code)
     statement_lines = set(starts.values())
     questions: list[Question] = []
-    for run in _executions(trace, starts, include_module):
+    for run in executions(trace, starts, include_module):
         if run.after is None or run.step.line not in statement_lines:
             continue
         source = _line(lines, run.step.line)
@@ -238,7 +238,8 @@ def _state_answer(value: Value) -> str | None:
     return f"{value.repr}; {state_type(value.type)}"
 
 
-def _askable(source: str) -> bool:
+def askable(source: str) -> bool:
+    """Whether a line is worth a question: more than 5 characters, and no ``else`` line."""
     text = source.strip()
     return len(text) > 5 and not text.startswith("else")
 
@@ -247,7 +248,8 @@ def _line(lines: list[str], number: int) -> str:
     return lines[number - 1] if 0 < number <= len(lines) else ""
 
 
-def _ordinal(n: int) -> str:
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st."""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
 
@@ -256,7 +258,7 @@ def _ordinal(n: int) -> str:
 
 
 @dataclass
-class _Execution:
+class Execution:
     """One execution of a line: its step, k (how many times that line had run, this one included) and
     the next line/return step of the same frame (whose ``changed`` holds this line's effects)."""
 
@@ -269,12 +271,12 @@ class _Execution:
 class _Frame:
     depth: int
     module: bool
-    last: _Execution | None = None
+    last: Execution | None = None
     last_raw_line: int = 0
     pending: dict[str, Value] = field(default_factory=dict)  # effects seen on folded continuation lines
 
 
-def _executions(trace: Trace, starts: dict[int, int], include_module: bool) -> list[_Execution]:
+def executions(trace: Trace, starts: dict[int, int], include_module: bool) -> list[Execution]:
     """Line executions in step order, each linked to the step that follows it in its own frame.
 
     Steps are grouped by their ``frame`` number; in traces without one, a ``call`` step opens a frame,
@@ -286,7 +288,7 @@ def _executions(trace: Trace, starts: dict[int, int], include_module: bool) -> l
     """
     stack: list[_Frame] = []
     by_number: dict[int, _Frame] = {}
-    executions: list[_Execution] = []
+    found: list[Execution] = []
     counts: Counter[int] = Counter()
     for original in trace.steps:
         raw_line = original.line
@@ -324,16 +326,16 @@ def _executions(trace: Trace, starts: dict[int, int], include_module: bool) -> l
             last.after = step
         if step.event == "line" and (include_module or not frame.module):
             counts[step.line] += 1
-            frame.last = _Execution(step, counts[step.line])
-            executions.append(frame.last)
+            frame.last = Execution(step, counts[step.line])
+            found.append(frame.last)
         frame.last_raw_line = raw_line
-    return executions
+    return found
 
 
 # --- source structure -----------------------------------------------------------------------------
 
 
-def _statement_starts(code: str) -> dict[int, int]:
+def statement_starts(code: str) -> dict[int, int]:
     """Map each source line to the first line of the statement it belongs to (header lines of a
     compound statement map to the header). Lines outside any statement are absent."""
     try:

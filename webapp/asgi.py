@@ -22,7 +22,8 @@ from django.urls import re_path  # noqa: E402
 
 from webapp import broadcast  # noqa: E402
 from webapp.errors import WebsocketOutages  # noqa: E402
-from webapp.runs.routing import websocket_urlpatterns  # noqa: E402
+from webapp.exercises.routing import websocket_urlpatterns as exercise_sockets  # noqa: E402
+from webapp.runs.routing import websocket_urlpatterns as run_sockets  # noqa: E402
 from webapp.security import SameOriginValidator, SocketLimits  # noqa: E402
 
 
@@ -40,7 +41,7 @@ class StaticFiles(ASGIStaticFilesHandler):
 http_app: Any = StaticFiles(django_asgi) if settings.SERVE_STATIC else django_asgi
 
 # Any other socket path is refused (403: daphne's only answer before accept), not a crash in the router.
-websocket_routes = [*websocket_urlpatterns, re_path(r"", WebsocketDenier.as_asgi())]
+websocket_routes = [*run_sockets, *exercise_sockets, re_path(r"", WebsocketDenier.as_asgi())]
 router = ProtocolTypeRouter(
     {
         "http": http_app,

@@ -10,4 +10,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
 app = Celery("webapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["webapp.runs"])
+app.autodiscover_tasks(["webapp.runs", "webapp.exercises"])

@@ -46,7 +46,7 @@ def _address(forwarded: str, remote: str | None) -> str | None:
     return remote or None
 
 
-def _take_from_window(key: str, limit: int, seconds: float) -> bool:
+def take_from_window(key: str, limit: int, seconds: float) -> bool:
     """A sliding window: record one hit under ``key`` unless ``limit`` hits happened in the last
     ``seconds``; False (nothing recorded) when the limit is reached. The hits' times live in the cache
     (Redis in production, so every server process counts the same hits); two requests at the same
@@ -70,7 +70,7 @@ def check_can_start_run(user: Any, active: int, *, adds: int = 1) -> None:
             f"You already have {active} run(s) in progress (limit {settings.EXECSIM_MAX_CONCURRENT_RUNS}). "
             "A Run for real counts as a run. Wait for one to finish or cancel it."
         )
-    if not _take_from_window(f"execsim:runs:{user.pk}", settings.EXECSIM_RUNS_PER_MINUTE, 60):
+    if not take_from_window(f"execsim:runs:{user.pk}", settings.EXECSIM_RUNS_PER_MINUTE, 60):
         raise LimitExceeded(
             f"Too many runs started in the last minute (limit {settings.EXECSIM_RUNS_PER_MINUTE} "
             "per minute). Try again shortly."
@@ -81,7 +81,7 @@ def check_can_sign_up(request: HttpRequest) -> None:
     """Sign-ups per address per hour (EXECSIM_SIGNUPS_PER_HOUR), so one visitor cannot mint accounts
     to multiply the per-user limits."""
     limit = settings.EXECSIM_SIGNUPS_PER_HOUR
-    if not _take_from_window(f"execsim:signups:{client_ip(request) or 'unknown'}", limit, 3600):
+    if not take_from_window(f"execsim:signups:{client_ip(request) or 'unknown'}", limit, 3600):
         raise LimitExceeded(f"Too many sign-ups from your address (limit {limit} per hour). Try again later.")
 
 

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "webapp.problems",
     "webapp.runs",
     "webapp.explorer",
+    "webapp.exercises",
     "webapp.annotation",
     "webapp.checkpoints",
 ]

@@ -19,5 +19,6 @@ urlpatterns = [
     path("explorer/", include("webapp.explorer.urls")),
     path("annotation/", include("webapp.annotation.urls")),
     path("checkpoints/", include("webapp.checkpoints.urls")),
+    path("", include("webapp.exercises.urls")),
     path("", include("webapp.runs.urls")),
 ]

@@ -8,6 +8,7 @@
 // next or previous step on such a line (once they differ from the comments' they are kept in the URL,
 // ?break=3,7, and ?break= for none); names listed
 // in a `# hide: a, b` comment are left out of the frames, with the objects only they reach.
+// An exercise stops the stepper at its questions through `ExecSimExplorer.hooks` (below).
 // No dependencies; keys: Left/Right (back/forward), Home/End (first/last). Any element with
 // data-step="N" (a checked claim, a divergence link) jumps to the trace's step N when clicked. On
 // permalinks the step is in the URL (#step-N): a hash edit or the browser's Back moves the stepper;
@@ -25,6 +26,10 @@
   var sentences = data.sentences || [];
   var last = Math.max(steps.length - 1, 0);
   var current = 0;
+  // An exercise (static/exercises/exercise.js) hooks in here: limit(from, to) -> the step a move may
+  // reach (it stops at a question not yet answered); narration(step, text) -> what the narration box
+  // says; rendered(step, measuring) after each drawing (measuring: presentation mode sizing its type).
+  var hooks = {};
   var SVG = "http://www.w3.org/2000/svg";
 
   function q(id) { return root.querySelector('[data-testid="' + id + '"]'); }
@@ -392,7 +397,8 @@
     markLines(s, state);
     q("ex-event").textContent = describe(s);
     var sentence = sentenceAt(current);
-    q("ex-narration").textContent = sentence ? sentence.text : "";
+    var said = sentence ? sentence.text : "";
+    q("ex-narration").textContent = hooks.narration ? hooks.narration(current, said) : said;
 
     var stack = q("ex-stack");
     stack.textContent = "";
@@ -416,6 +422,7 @@
     q("ex-forward").disabled = q("ex-last").disabled = current === last;
     if (resultBox) { resultBox.hidden = hideResult && current !== last; }
     updateLinks();
+    if (hooks.rendered) { hooks.rendered(current, measuring); }
   }
 
   // -- navigation -------------------------------------------------------------------------------
@@ -471,6 +478,7 @@
 
   function go(n, how) {  // how: "push" (a jump), "replace" (a single step), "init" or "url" (from the URL)
     n = Math.max(0, Math.min(last, Number(n) || 0));
+    if (hooks.limit) { n = hooks.limit(current, n); }
     var moved = n !== current;
     current = n;
     render();
@@ -653,7 +661,7 @@
   if (root.getAttribute("data-present") === "1" && root.getAttribute("data-embedded") !== "1") {
     document.body.classList.add("present");
   }
-  window.ExecSimExplorer = { go: go, current: function () { return current; }, last: last };
+  window.ExecSimExplorer = { go: go, current: function () { return current; }, last: last, hooks: hooks };
   var initial = useHash ? stepFromHash() : null;
   go(initial === null ? 0 : initial, "init");
   fit();

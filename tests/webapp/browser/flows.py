@@ -11,14 +11,17 @@ from tests.webapp.browser.support import ADD_ONE, SCREENSHOTS
 DONE = ("finished", "failed", "cancelled")
 
 
-def sign_up(page: Any, base: str, username: str, password: str = "a-Long-pass-4321") -> None:
+def sign_up(
+    page: Any, base: str, username: str, password: str = "a-Long-pass-4321", role: str = "developer"
+) -> None:
+    """Sign up with ``role``; a developer lands on the problem list, an educator on the explorer."""
     page.goto(f"{base}/accounts/signup/")
     page.fill("#id_username", username)
     page.fill("#id_password1", password)
     page.fill("#id_password2", password)
-    page.select_option("#id_role", "developer")
+    page.select_option("#id_role", role)
     page.click('[data-testid="signup-submit"]')
-    page.wait_for_url(f"{base}/problems/")
+    page.wait_for_url(f"{base}/explorer/" if role == "educator" else f"{base}/problems/")
     assert page.locator('[data-testid="nav-user"]').inner_text() == username
 
 

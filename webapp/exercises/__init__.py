@@ -1,0 +1,1 @@
+"""Prediction exercises: students predict steps of a real trace, checked at once, the class live."""
