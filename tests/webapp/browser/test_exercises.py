@@ -4,7 +4,8 @@ loop and a function call; two students, each in a browser context of their own a
 answer the same question, one right (keyboard only) and one wrong (clicking); the results page, open
 all along, shows 1 of 2 right and the wrong answer without a reload; a next-line question is answered
 by clicking a line of the code; the embed works logged out, on a phone too; with the model server
-failing, the exercise works and says the model is not available. Takes exercise-student.png and
+failing, the exercise works and says the model is not available, and with the real default model
+(``vllm_server``) its answers appear beside the students'. Takes exercise-student.png and
 exercise-results.png (support.SCREENSHOTS)."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from simulator.execution import Program, run
 from simulator.exercises import propose
 from tests.webapp.browser.flows import screenshot, sign_up, wait_until
+from tests.webapp.browser.support import embedded_server
 from tests.webapp.exercises.support import CALL, LOOP_AND_CALL
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -77,6 +79,8 @@ def test_a_class_answers_and_the_results_page_follows_live(site, page_for, fake_
         # Ada, keyboard only: the first question (what the call returns) opens with the focus in its box.
         ada = _student(page_for, site, slug, "Ada")
         assert ada.locator('[data-testid="exercise-prompt"]').inner_text() == result.prompt()
+        narration = ada.locator('[data-testid="ex-narration"]')
+        assert "shows once you answer" in narration.inner_text()  # the narration is hidden by default
         ada.wait_for_selector('[data-testid="exercise-answer"]:focus')
         ada.keyboard.type("[14")  # a typo is explained, not counted
         ada.keyboard.press("Enter")
@@ -98,6 +102,7 @@ def test_a_class_answers_and_the_results_page_follows_live(site, page_for, fake_
         assert "\u2714" in _verdict(ada)
         ada.keyboard.press("Enter")  # Continue
         wait_until(ada, f"window.ExecSimExplorer.current() === {questions['value-1-s'].reveal}")
+        assert narration.inner_text() == questions["value-1-s"].explanation  # shown once answered
         ada.keyboard.press("End")
         ada.wait_for_selector('[data-testid="exercise-answer"]:focus')
         assert ada.evaluate("window.ExecSimExplorer.current()") == line.step
@@ -147,3 +152,25 @@ def test_a_class_answers_and_the_results_page_follows_live(site, page_for, fake_
             assert page.errors == [], page.errors
     finally:
         fake_model.failures = []
+
+
+def test_the_real_models_answers_appear_beside_the_students(vllm_server, page_for, tmp_path_factory):
+    """Embedded mode with the real default model: it answers every question once when the exercise is
+    saved (right or wrong: a 135M model), and a student sees its answer after theirs."""
+    data = tmp_path_factory.mktemp("exercise-real-model") / "data"
+    with embedded_server(data, vllm_server.url, vllm_server.model_name) as base:
+        teacher = page_for(base)
+        sign_up(teacher, base, "edna", role="educator")
+        slug = _make_exercise(teacher, base)
+        score = "document.querySelector('[data-testid=exercise-model-score]').innerText"
+        wait_until(teacher, f"{score}.startsWith('The model: ')", timeout_s=300)
+        assert "of 8 right" in teacher.evaluate(score)
+        answers = teacher.locator('[data-testid="question-result"] [data-testid="model"]').all_inner_texts()
+        assert len(answers) == 8 and all(("right" in a or "wrong" in a or "unreadable" in a) for a in answers)
+        ada = _student(page_for, base, slug, "Ada")
+        ada.keyboard.type("14")
+        ada.keyboard.press("Enter")
+        said = ada.locator('[data-testid="exercise-model"]')
+        said.wait_for()
+        assert said.inner_text().startswith("The model answered")
+        assert ada.errors == [] and teacher.errors == []
