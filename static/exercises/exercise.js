@@ -96,7 +96,9 @@
     }
     if (result.model) {
       var m = result.model, said;
-      if (m.state === "answered") {
+      if (m.state === "answered" && m.status === "unreadable") {
+        said = "The model gave no usable answer: " + (m.message || "its reply could not be read") + ".";
+      } else if (m.state === "answered") {
         var given = m.given ? (open && open.kind === "next_line" ? "line " + m.given : m.given) : "no answer";
         said = "The model answered " + given + (m.status === "right" ? ": right." : ": wrong.");
       } else if (m.state === "asking") {

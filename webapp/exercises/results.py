@@ -49,6 +49,7 @@ class ClassResults:
     students: list[StudentResult]
     model_right: int
     model_answered: int
+    model_unreadable: int = 0  # answers of the model that could not be read (no <answer> block, ...)
 
     @property
     def answers(self) -> int:
@@ -104,6 +105,7 @@ def class_results(exercise: Exercise) -> ClassResults:
         students=students,
         model_right=sum(m.get("status") == "right" for m in model),
         model_answered=len(model),
+        model_unreadable=sum(m.get("status") == "unreadable" for m in model),
     )
 
 
