@@ -19,7 +19,12 @@ from simulator.cli import UsageError
 
 
 def log_config(name: str, config: dict[str, Any], out: Path) -> None:
-    """Print a stage's full configuration (JSON, stderr) and keep it as ``<out>/<name>-config.json``."""
+    """Print a stage's full configuration (JSON, stderr) and keep it as ``<out>/<name>-config.json``;
+    under ``accelerate launch`` the main process alone does (``training.distributed``)."""
+    from training.distributed import is_main_process
+
+    if not is_main_process():
+        return
     config = {k: v for k, v in config.items() if not callable(v)}
     text = json.dumps(config, indent=2, default=str)
     print(f"execsim train {name}: configuration\n{text}", file=sys.stderr)
@@ -137,15 +142,18 @@ def check_model(args: argparse.Namespace) -> None:
 
 
 def run_trainer(train: Callable[[Any], dict[str, Any]], config: Any) -> int:
-    """Run a trainer and print its summary; a checkpoint that cannot be resumed, a data file that is not
-    examples, or examples all too long, is a usage error."""
+    """Run a trainer and print its summary (the main process only, under ``accelerate launch``); a
+    checkpoint that cannot be resumed, a data file that is not examples, or examples all too long, is a
+    usage error."""
     from training.data.examples import BadExamples
+    from training.distributed import RanksDisagree, is_main_process
     from training.runs import ResumeError
     from training.sft.train import ExamplesTooLong
 
     try:
         summary = train(config)
-    except (ResumeError, ExamplesTooLong, BadExamples) as exc:
+    except (ResumeError, ExamplesTooLong, BadExamples, RanksDisagree) as exc:
         raise UsageError(str(exc)) from None
-    print(json.dumps({k: v for k, v in summary.items() if k not in ("log_history", "config")}, indent=2))
+    if is_main_process():
+        print(json.dumps({k: v for k, v in summary.items() if k not in ("log_history", "config")}, indent=2))
     return 0

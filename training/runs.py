@@ -12,6 +12,10 @@ Each checkpoint also holds ``execsim-runs.json``: every run so far (its data's s
 and kinds, the steps it covered, its time), which the next run extends and the export manifest sums.
 When a resumed run's data is the data of the run before (same sha256), the Trainer skips the batches
 already seen and continues the same order; with new data it starts that data from its beginning.
+
+Under ``accelerate launch`` (``training.distributed``) every rank trains and the main process alone
+writes the configuration and the history; the ranks check that they hold the same rows, share the main
+process's run record, and stop together when the time budget ends.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from simulator.llm.merge import ADAPTER_CONFIG
 from simulator.llm.model_folder import file_sha256
 from simulator.llm.server import cpu_has_bf16
 from training.data.examples import read_jsonl
+from training.distributed import any_rank, check_same_rows, from_main, is_main_process, rows_digest
 
 RUNS_FILE = "execsim-runs.json"
 CHECKPOINTS = "checkpoints"
@@ -42,13 +47,14 @@ class ResumeError(ValueError):
 def begin_run(config: Any, fields: tuple[str, ...]) -> tuple[Path, list[dict[str, Any]]]:
     """What every training run does first: the examples read, each holding ``fields`` (a file that
     is not, or holds none, is ``BadExamples`` before anything is written), the output folder with the
-    full configuration in it, torch seeded and its threads set."""
+    full configuration in it (written by the main process only), torch seeded and its threads set."""
     import torch
 
     examples = read_jsonl(Path(config.data), fields)
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
+    if is_main_process():
+        (out / "config.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
     torch.manual_seed(config.seed)
     if config.threads:
         torch.set_num_threads(config.threads)
@@ -88,19 +94,22 @@ def trainable(model: Any, config: Any) -> tuple[Any, Any]:
 def device_kwargs(cpu_bf16: bool = False) -> dict[str, Any]:
     """Trainer arguments for this machine: bf16 on CUDA; on CPU fp32, or bf16 autocast (fp32 weights)
     with ``cpu_bf16`` where the CPU has bf16 instructions (AVX512-BF16 or AMX: a step 1.9x faster on
-    this project's machines, bench/train_precision.py)."""
+    this project's machines, bench/train_precision.py). Under DDP every weight gets a gradient, so the
+    search for unused ones is off (on, DDP with LoRA's wrapped model and gradient checkpointing fails)."""
     import torch
 
+    ddp = {"ddp_find_unused_parameters": False}
     if torch.cuda.is_available():
-        return {"use_cpu": False, "bf16": True}
+        return {"use_cpu": False, "bf16": True, **ddp}
     bf16 = cpu_bf16 and cpu_has_bf16()
-    return {"use_cpu": True, "bf16": bf16, "fp16": False}
+    return {"use_cpu": True, "bf16": bf16, "fp16": False, **ddp}
 
 
 def time_budget(minutes: float) -> Any:
     """A trainer callback that ends training after ``minutes`` (checked after each optimizer step) and
     saves a resumable checkpoint there, so a CPU recipe keeps its time limit whatever the machine's
-    speed and the next run continues where this one stopped."""
+    speed and the next run continues where this one stopped. Ranks stop together: when one's clock
+    says stop, all do (``any_rank``)."""
     from transformers import TrainerCallback
 
     class TimeBudget(TrainerCallback):
@@ -108,11 +117,26 @@ def time_budget(minutes: float) -> Any:
             self.deadline = time.monotonic() + 60 * minutes
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if time.monotonic() >= self.deadline:
+            if any_rank(time.monotonic() >= self.deadline):
                 control.should_training_stop = True
                 control.should_save = True
 
     return TimeBudget()
+
+
+def save_trained(trainer: Any, target: Path) -> None:
+    """Write the trained adapter or model and its tokenizer to ``target``: through the Trainer, so every
+    rank takes part when the weights are sharded (FSDP, ZeRO-3) and the main process alone writes; the
+    Trainer's ``training_args.bin`` is left out, so the folder holds what ``train export`` copies."""
+    trainer.save_model(str(target))
+    if trainer.args.should_save:
+        (Path(target) / "training_args.bin").unlink(missing_ok=True)
+
+
+def write_summary(trainer: Any, out: Path, summary: dict[str, Any]) -> None:
+    """``out/summary.json``, written by the main process only (every rank returns the summary)."""
+    if trainer.args.should_save:
+        (Path(out) / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
 
 
 def resume_point(folder: Path) -> Path:
@@ -179,6 +203,7 @@ class RunHistory:
             "stopped_by_time_budget": False,
             "config": asdict(config),
         }
+        self.digest = rows_digest(examples)  # the rows as this rank holds them (training.distributed)
         self._started = time.perf_counter()
 
     def _steps_from(self) -> int:
@@ -213,18 +238,27 @@ class RunHistory:
         )
         return [*self.earlier, dict(self.record)]
 
+    def share(self, processes: int) -> None:
+        """Once the ranks can talk (training begun): refuse ranks that hold other rows, and take the
+        main process's record (its run id and start), with how many processes trained."""
+        check_same_rows(self.digest)
+        self.record = {**from_main(self.record), "processes": processes}
+
     def callback(self) -> Any:
+        """Shares the record across ranks when training begins; the main process (each node's with
+        ``save_on_each_node``) writes the history into every checkpoint."""
         from transformers import TrainerCallback
 
         history = self
 
         class WriteRuns(TrainerCallback):
             def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                history.share(args.world_size)
                 history._started = time.perf_counter()  # the run's seconds are training time
 
             def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
                 folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-                if folder.is_dir():
+                if args.should_save and folder.is_dir():
                     early = control.should_training_stop and state.global_step < state.max_steps
                     runs = history.update(state.global_step, early)
                     (folder / RUNS_FILE).write_text(json.dumps(runs, indent=2, default=str) + "\n")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU smoke run (a few minutes): every GPU code path once, at toy size, on a randomly initialised 2-layer
-# Llama (training.smoke; no weights travel): SFT with LoRA in bf16 and its resumption, full SFT with
-# gradient checkpointing and the chat format, export (merge), GRPO stage 1 (vLLM rollouts when vllm is
-# installed), and serving the exported folder (vLLM when installed, else transformers on the GPU).
+# Llama (training.smoke; no weights travel): SFT with LoRA in bf16 and its resumption, with 2+ GPUs the
+# same SFT as 2 processes under `accelerate launch` (DDP, training/recipes/accelerate/ddp.yaml), full SFT
+# with gradient checkpointing and the chat format, export (merge), GRPO stage 1 (vLLM rollouts when vllm
+# is installed), and serving the exported folder (vLLM when installed, else transformers on the GPU).
 # Needs a CUDA GPU, torch and the train extra (trl, peft, datasets).
 # DATA: a folder with sft.jsonl and rl.jsonl from `execsim train data` (made here when unset: that needs
 # the sandbox). Where the sandbox cannot start, GRPO uses training.smoke.AnswerLengthRewardDouble.
@@ -51,6 +52,16 @@ $X train sft --model "$OUT/tiny" --data "$DATA/sft.jsonl" --out "$OUT/sft" --max
 $X train sft --model "$OUT/tiny" --data "$DATA/sft.jsonl" --out "$OUT/sft" --max-steps 10 --max-length 1024 \
     --batch-size 4 --lr 1e-3 --save-steps 5 --resume "$OUT/sft"
 
+GPUS=$($PY -c 'import torch; print(torch.cuda.device_count())')
+if [ "$GPUS" -ge 2 ]; then
+    stage "SFT, LoRA, 2 processes on 2 GPUs (accelerate launch, DDP): batch 2 x 2 = the batch 4 above, 5 steps"
+    $PY -m accelerate.commands.launch --config_file training/recipes/accelerate/ddp.yaml --num_processes 2 \
+        "$X" train sft --model "$OUT/tiny" --data "$DATA/sft.jsonl" --out "$OUT/sft-2gpu" --max-steps 5 \
+        --max-length 1024 --batch-size 2 --lr 1e-3 --save-steps 5
+else
+    stage "SFT on 2 GPUs: skipped, $GPUS GPU(s) here"
+fi
+
 stage "SFT, full, chat format, gradient checkpointing: 5 steps"
 $X train sft --model "$OUT/tiny" --data "$DATA/sft.jsonl" --out "$OUT/sft-full" --full --format chat \
     --gradient-checkpointing --max-steps 5 --max-length 1024 --batch-size 4 --lr 1e-4
@@ -73,13 +84,20 @@ import json, sys
 from pathlib import Path
 out = Path(sys.argv[1])
 summary = {name: json.loads((out / name / "summary.json").read_text()) for name in ("sft", "sft-full", "rl1")}
+if (out / "sft-2gpu" / "summary.json").is_file():  # 2+ GPUs: the same 5 first steps, on 2 processes
+    summary["sft-2gpu"] = json.loads((out / "sft-2gpu" / "summary.json").read_text())
 summary["serve"] = json.loads((out / "serve.json").read_text())
 (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-for name in ("sft", "sft-full", "rl1"):
+for name in ("sft", "sft-2gpu", "sft-full", "rl1"):
+    if name not in summary:
+        continue
     s = summary[name]
-    keep = {k: s[k] for k in ("steps", "resumed_from", "device", "bf16", "seconds", "train_loss", "completion_loss_before",
+    keep = {k: s[k] for k in ("steps", "processes", "resumed_from", "device", "bf16", "seconds", "train_loss", "completion_loss_before",
                                         "completion_loss_after", "vllm", "mean_reward_per_step") if k in s}
     print(name, json.dumps(keep))
+if "sft-2gpu" in summary:
+    losses = {name: [round(e["loss"], 4) for e in summary[name]["log_history"] if "loss" in e][:5] for name in ("sft", "sft-2gpu")}
+    print("first 5 losses, 1 process x batch 4 against 2 x 2 (bf16: close, not equal):", losses)
 print("serve", summary["serve"]["served_by"], repr(summary["serve"]["reply"]))
 PY
 echo "gpu smoke: every stage ran in $SECONDS s (OUT: $OUT)"

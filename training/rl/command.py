@@ -47,8 +47,16 @@ def register(stages: argparse._SubParsersAction) -> None:
         "--vllm",
         choices=("auto", "on", "off"),
         default="auto",
-        help="sample with vLLM (auto: when CUDA is there)",
+        help="sample with vLLM (auto: when CUDA and vllm are there, or with --vllm-mode server)",
     )
+    add(
+        "--vllm-mode",
+        choices=("colocate", "server"),
+        default="colocate",
+        help="vLLM in each training process, or a `trl vllm-serve` server (default %(default)s)",
+    )
+    add("--vllm-server-host", default="0.0.0.0", help="server mode: the host `trl vllm-serve` runs on")
+    add("--vllm-server-port", type=int, default=8000, help="server mode: its port (default %(default)s)")
     rl.set_defaults(handler=run)
 
 
@@ -81,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
         beta=args.beta,
         seed=args.seed,
         vllm=args.vllm,
+        vllm_mode=args.vllm_mode,
+        vllm_server_host=args.vllm_server_host,
+        vllm_server_port=args.vllm_server_port,
         threads=args.threads,
         cpu_bf16=args.cpu_bf16,
         format=args.format,
@@ -89,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         resume=str(args.resume) if args.resume else None,
         init_adapter=str(args.init_adapter) if args.init_adapter else None,
     )
+    if config.vllm_mode == "server" and config.vllm == "off":
+        raise UsageError("--vllm-mode server samples with vLLM: it does not go with --vllm off")
     if (config.batch_size * config.grad_accum) % config.num_generations:
         raise UsageError("--batch-size x --grad-accum must be a multiple of --num-generations")
     log_config("rl", config.__dict__, args.out)

@@ -9,8 +9,12 @@
 
 Rewards are named (see ``REWARDS``) or given as dotted paths ``package.module:attribute`` (a callable
 or a class to instantiate). ExecVerify's settings are the defaults where they fit a CPU: no KL
-(beta 0), group size ``num_generations``. Rollouts use vLLM (colocated) when CUDA and vllm are present,
-plain ``generate`` otherwise. ``--max-minutes`` and ``--resume`` work as for SFT (``training.runs``).
+(beta 0), group size ``num_generations``. Rollouts use vLLM when CUDA and vllm are present, plain
+``generate`` otherwise: colocated in each training process (``--vllm-mode colocate``), or asked of a
+``trl vllm-serve`` server on other GPUs or another node (``--vllm-mode server``, TRL's server mode).
+``--max-minutes`` and ``--resume`` work as for SFT (``training.runs``). Under ``accelerate launch`` each
+rank scores its own completions, its sandbox given its share of the node's cores
+(``training.execution.rank_run_many``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from training.runs import RunHistory, begin_run, device_kwargs, time_budget, trainable
+from training.runs import (
+    RunHistory,
+    begin_run,
+    device_kwargs,
+    save_trained,
+    time_budget,
+    trainable,
+    write_summary,
+)
 
 STAGE_REWARDS = {1: ["white_box"], 2: ["unit_tests"]}
 JSON_COLUMNS = ("questions", "tests", "test_imports")
@@ -30,11 +42,13 @@ JSON_COLUMNS = ("questions", "tests", "test_imports")
 
 def _named_rewards() -> dict[str, Any]:
     from simulator.rewards import OutputPredictionReward, UnitTestReward, WhiteBoxReward
+    from training.execution import reward_executor
 
+    executor = reward_executor()  # the default sandbox pool, or this rank's share of the cores
     return {
-        "white_box": WhiteBoxReward(),
-        "output_prediction": OutputPredictionReward(kind="call"),
-        "unit_tests": UnitTestReward(),
+        "white_box": WhiteBoxReward(executor=executor),
+        "output_prediction": OutputPredictionReward(kind="call", executor=executor),
+        "unit_tests": UnitTestReward(executor=executor),
     }
 
 
@@ -72,6 +86,7 @@ def resolve_reward(spec: str) -> Any:
 
 
 def use_vllm() -> bool:
+    """Whether colocated vLLM rollouts can run here: CUDA and the vllm package."""
     import torch
 
     if not torch.cuda.is_available():
@@ -102,7 +117,10 @@ class RLRunConfig:
     temperature: float = 1.0
     beta: float = 0.0  # no KL, as ExecVerify
     seed: int = 0
-    vllm: str = "auto"  # "auto", "on" (colocate), "off"
+    vllm: str = "auto"  # "auto" (on with CUDA and vllm, or with a server), "on", "off"
+    vllm_mode: str = "colocate"  # "colocate" (in each training process) or "server" (`trl vllm-serve`)
+    vllm_server_host: str = "0.0.0.0"  # server mode: where `trl vllm-serve` listens (TRL's defaults)
+    vllm_server_port: int = 8000
     format: str = "text"  # "text": prompts as strings; "chat": one user message (the model's chat template)
     logging_steps: int = 1
     threads: int | None = None  # torch CPU threads (1 is fastest for tiny models on a busy machine)
@@ -111,6 +129,19 @@ class RLRunConfig:
     save_steps: int = 50  # a resumable checkpoint every this many optimizer steps (and at the end)
     resume: str | None = None  # a run folder or checkpoint to continue (training.runs)
     init_adapter: str | None = None  # a LoRA adapter of ``model`` to continue training (training.runs)
+
+
+def vllm_args(config: RLRunConfig) -> dict[str, Any]:
+    """GRPOConfig's vLLM arguments. vLLM samples with ``--vllm on``, and with ``auto`` when there is a
+    server to ask or colocated vLLM can run here; the server is TRL's ``trl vllm-serve`` at
+    host:port, which receives the new weights after every optimizer step."""
+    wanted = config.vllm == "on" or (config.vllm == "auto" and (config.vllm_mode == "server" or use_vllm()))
+    return {
+        "use_vllm": wanted,
+        "vllm_mode": config.vllm_mode,
+        "vllm_server_host": config.vllm_server_host,
+        "vllm_server_port": config.vllm_server_port,
+    }
 
 
 def run_grpo(
@@ -139,7 +170,7 @@ def run_grpo(
         tokenizer.pad_token = tokenizer.eos_token
     dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
     model, peft_config = trainable(AutoModelForCausalLM.from_pretrained(config.model, dtype=dtype), config)
-    vllm = use_vllm() if config.vllm == "auto" else config.vllm == "on"
+    vllm = vllm_args(config)
     args = GRPOConfig(
         max_steps=config.max_steps,
         per_device_train_batch_size=config.batch_size,
@@ -152,8 +183,7 @@ def run_grpo(
         logging_steps=config.logging_steps,
         report_to="none",
         seed=config.seed,
-        use_vllm=vllm,
-        vllm_mode="colocate",
+        **vllm,
         lr_scheduler_type="constant",
         warmup_steps=0,
         **history.trainer_args(config),
@@ -176,8 +206,7 @@ def run_grpo(
     result = trainer.train(resume_from_checkpoint=history.resume_arg())
     seconds = time.perf_counter() - started
     target = out / ("adapter" if config.lora else "model")
-    trainer.model.save_pretrained(target)
-    tokenizer.save_pretrained(target)
+    save_trained(trainer, target)
     rewards = [entry["reward"] for entry in trainer.state.log_history if "reward" in entry]
     runs = history.update(result.global_step, result.global_step < config.max_steps)
     run_steps = runs[-1]["steps"]
@@ -193,15 +222,17 @@ def run_grpo(
         "seconds": round(seconds, 2),
         "steps_per_s": round(run_steps / seconds, 4) if seconds else None,
         "device": str(trainer.args.device),  # where it trained: cuda:0 or cpu
+        "processes": trainer.args.world_size,  # accelerate launch: one per GPU, each with this batch
         "bf16": trainer.args.bf16,
         "rewards": [getattr(f, "__name__", type(f).__name__) for f in reward_funcs],
         "mean_reward_per_step": rewards,
-        "vllm": vllm,
+        "vllm": vllm["use_vllm"],
+        "vllm_mode": config.vllm_mode if vllm["use_vllm"] else None,
         "lora": config.lora,
         "output": str(target),
         "runs": runs,
         "log_history": trainer.state.log_history,
         "config": asdict(config),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    write_summary(trainer, out, summary)
     return summary

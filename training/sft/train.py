@@ -13,7 +13,6 @@ checkpoints and continue one with ``--resume`` (optimizer, scheduler and step co
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -21,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from training.data.mix import kind_counts
-from training.runs import RunHistory, begin_run, device_kwargs, time_budget, trainable
+from training.runs import (
+    RunHistory,
+    begin_run,
+    device_kwargs,
+    save_trained,
+    time_budget,
+    trainable,
+    write_summary,
+)
 
 
 @dataclass
@@ -208,8 +215,7 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
     seconds = time.perf_counter() - started
     loss_after = completion_loss(trainer.model, tokenizer, fixed, config.max_length)
     target = out / ("adapter" if config.lora else "model")
-    trainer.model.save_pretrained(target)
-    tokenizer.save_pretrained(target)
+    save_trained(trainer, target)
     runs = history.update(result.global_step, result.global_step < config.max_steps)
     run_steps = runs[-1]["steps"]
     summary = {
@@ -226,6 +232,7 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
         "seconds": round(seconds, 2),
         "steps_per_s": round(run_steps / seconds, 4) if seconds else None,
         "device": str(trainer.args.device),  # where it trained: cuda:0 or cpu
+        "processes": trainer.args.world_size,  # accelerate launch: one per GPU, each with this batch
         "bf16": trainer.args.bf16,
         "train_loss": result.training_loss,
         "fixed_examples": len(fixed),
@@ -237,5 +244,5 @@ def run_sft(config: SFTRunConfig, callbacks: list | None = None) -> dict[str, An
         "log_history": trainer.state.log_history,
         "config": asdict(config),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    write_summary(trainer, out, summary)
     return summary
