@@ -73,12 +73,20 @@ def envlist(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-def database_from_url(url: str) -> dict[str, Any]:
+def database_from_url(url: str, pool: int = 0) -> dict[str, Any]:
     """``postgres://user:password@host:port/name?option=value`` (or ``sqlite:///path``) -> a DATABASES
     entry. PostgreSQL and SQLite only: psycopg is the one driver the project installs. The errors
-    never quote the URL (it may hold a password)."""
+    never quote the URL (it may hold a password).
+
+    ``pool`` > 0 (``EXECSIM_DB_POOL``, off by default; PostgreSQL): each process holds at most that
+    many connections, in psycopg's pool, lent per request or task and given back (a thread that finds
+    none free waits up to 30 s). Without it every thread of a process keeps a connection of its own
+    for 60 s, and a burst of users across a few processes passes PostgreSQL's max_connections
+    (bench/load.py: "too many clients", pages answered 503). Off by default: with the pool, a database
+    that is down is retried by the pool's threads and a request waits its timeout (30 s) before the
+    outage page or the command's message, where without it the connection is refused at once."""
     try:
-        db = dj_database_url.parse(url, conn_max_age=60, conn_health_checks=True)
+        db = dj_database_url.parse(url, conn_max_age=0 if pool else 60, conn_health_checks=not pool)
     except ValueError as exc:  # an unknown scheme, a port that is not a number, ...
         raise ImproperlyConfigured(f"DATABASE_URL: {exc}") from None
     if db["ENGINE"] not in _ENGINES:
@@ -86,4 +94,6 @@ def database_from_url(url: str) -> dict[str, Any]:
         raise ImproperlyConfigured(f"DATABASE_URL scheme {scheme!r} is not supported (postgres, sqlite)")
     if not db["NAME"]:
         raise ImproperlyConfigured("DATABASE_URL names no database")
+    if pool and db["ENGINE"] == "django.db.backends.postgresql":
+        db.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": pool, "timeout": 30}
     return dict(db)

@@ -100,7 +100,9 @@ TEMPLATES = [
 ]
 
 if DATABASE_URL:
-    DATABASES = {"default": database_from_url(DATABASE_URL)}
+    # EXECSIM_DB_POOL=N: each process borrows from a pool of at most N connections (default 0: a
+    # connection per thread, kept 60 s): webapp.env.database_from_url, docs/deploy.md "Several machines".
+    DATABASES = {"default": database_from_url(DATABASE_URL, pool=envint("EXECSIM_DB_POOL", 0, minimum=0))}
 else:
     DATABASES = {
         "default": {

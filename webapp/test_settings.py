@@ -19,3 +19,6 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Close connections after each use: worker threads and database_sync_to_async must not keep the test
 # database open (its teardown would fail).
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+# The test process's own connections are pytest-django's (it renames the database to the test one), never
+# a pool's (EXECSIM_DB_POOL set in the shell applies to the servers the browser tests start only).
+DATABASES["default"].get("OPTIONS", {}).pop("pool", None)  # noqa: F405

@@ -48,6 +48,13 @@ def test_database_url_is_parsed():
     assert database_from_url("sqlite:////tmp/x.sqlite3")["NAME"] == "/tmp/x.sqlite3"
 
 
+def test_a_pool_caps_a_processs_connections():
+    db = database_from_url("postgres://u:p@db.example/execsim?sslmode=require", pool=8)
+    assert db["OPTIONS"] == {"sslmode": "require", "pool": {"min_size": 1, "max_size": 8, "timeout": 30}}
+    assert db["CONN_MAX_AGE"] == 0  # Django's pool lends a connection per request; none is kept
+    assert "pool" not in database_from_url("sqlite:////tmp/x.sqlite3", pool=8).get("OPTIONS", {})
+
+
 @pytest.mark.parametrize(
     ("url", "why"),
     [
