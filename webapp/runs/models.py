@@ -218,13 +218,29 @@ class Run(models.Model):
             return None
         return judge([x.outcome() for x in at_last_turn(rows, lambda x: x.turn)], (), self.test_label)
 
-    def judged_nlex(self, candidate: int, turn: int = 0) -> dict[int, str]:
+    def judged_nlex(
+        self,
+        candidate: int,
+        turn: int = 0,
+        *,
+        verdicts: list[Verdict] | None = None,
+        simulations: list[Simulation] | None = None,
+    ) -> dict[int, str]:
         """Per public test: the NLEX of the first sample whose prediction the verdict took (else the
-        first sample with text): the simulation that is verified against the real run."""
-        winners = {v.test: v.simulated for v in self.verdicts.filter(candidate=candidate, turn=turn)}
+        first sample with text): the simulation that is verified against the real run. ``verdicts`` and
+        ``simulations``: the run's rows when the caller loaded them already (one query for every
+        candidate instead of two each)."""
+        if verdicts is None:
+            verdicts = list(self.verdicts.filter(candidate=candidate, turn=turn))
+        if simulations is None:
+            simulations = list(
+                self.simulations.filter(candidate=candidate, turn=turn, done=True).exclude(text="")
+            )
+        winners = {v.test: v.simulated for v in verdicts if (v.candidate, v.turn) == (candidate, turn)}
         by_test: dict[int, list[Simulation]] = {}
-        for sim in self.simulations.filter(candidate=candidate, turn=turn, done=True).exclude(text=""):
-            by_test.setdefault(sim.test, []).append(sim)  # ordered by sample (the model's ordering)
+        for sim in simulations:
+            if (sim.candidate, sim.turn) == (candidate, turn) and sim.done and sim.text:
+                by_test.setdefault(sim.test, []).append(sim)  # ordered by sample (the model's ordering)
         return {
             test: next(
                 (s for s in samples if s.predicted is not None and s.predicted == winners.get(test)),

@@ -90,12 +90,13 @@ def programs_for(run: Run) -> list[RealProgram]:
     order a reload shows them, the repaired program right after the candidate it came from."""
     candidates = [c for c in Candidate.objects.filter(run=run).order_by("index") if c.code]
     final_turn, final_code = run.final_program()
+    judged = {"verdicts": list(run.verdicts.all()), "simulations": list(run.simulations.all())}
     programs = [
         RealProgram(
             candidate=c.index,
             code=c.code,
             final=final_turn == 0 and c.code == final_code and c.selected,
-            nlex=run.judged_nlex(c.index, 0),
+            nlex=run.judged_nlex(c.index, 0, **judged),
         )
         for c in candidates
     ]
@@ -107,7 +108,7 @@ def programs_for(run: Run) -> list[RealProgram]:
                 code=final_code,
                 turn=final_turn,
                 final=True,
-                nlex=run.judged_nlex(chosen, final_turn),
+                nlex=run.judged_nlex(chosen, final_turn, **judged),
             )
         )
     ran = set(Execution.objects.filter(run=run).values_list("candidate", "turn"))
