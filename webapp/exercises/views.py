@@ -31,7 +31,7 @@ from webapp.limits import client_ip, take_from_window
 from webapp.text import storable
 
 ANSWERS_PER_MINUTE = 20  # per student: a class answers a question every few seconds at most
-JOINS_PER_MINUTE = 30  # per address: a classroom behind one address joins at once
+JOINS_PER_MINUTE = 300  # per address: a school's classes behind one address join at once (bench/load.py)
 COOKIE_DAYS = 180
 
 
