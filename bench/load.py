@@ -9,7 +9,8 @@ stand for machines, with Locust; then the same load with faults.
 
 The stack, each part a process of its own, as on separate machines: nginx (Debian's) in front, proxying
 pages and WebSocket upgrades to **two** daphne web processes (round robin; a dead one is skipped) and
-serving /static/; **two** Celery workers (threads pool, 8 each) on the runs' queue; the reaper;
+serving /static/; **two** Celery workers (threads pool, ``EXECSIM_WORKER_CONCURRENCY`` threads each, 8
+unless set) on the runs' queue; the reaper;
 PostgreSQL (a throw-away database on 127.0.0.1:5432) and Redis (db 13); and a scripted model server
 (``simulator.llm.testing.FakeModelServer``, a test double of vLLM, in this process) streaming every
 reply at ``--rate`` tokens a second (a token: 4 characters), as vLLM on a GPU streams one request.
@@ -144,7 +145,8 @@ class Stack(Services):
         for i in range(2):
             self._role(
                 f"worker{i}", str(VENV_BIN / "celery"), "-A", "webapp", "worker", "-n", f"load{i}@%h",
-                "--pool", "threads", "--concurrency", "8", "-Q", self.env["EXECSIM_CELERY_QUEUE"],
+                "--pool", "threads", "--concurrency", self.env.get("EXECSIM_WORKER_CONCURRENCY", "8"),
+                "-Q", self.env["EXECSIM_CELERY_QUEUE"],
                 "--loglevel", "WARNING",
             )  # fmt: skip
         # every 30 s, as the Procfile's reaper
