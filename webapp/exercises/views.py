@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.db import IntegrityError
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -45,7 +46,7 @@ def _managed(request: HttpRequest, slug: str) -> Exercise:
 
 @role_required("educator")
 def exercise_list(request: HttpRequest) -> HttpResponse:
-    mine = Exercise.objects.filter(owner=request.user).select_related("trace")[:100]
+    mine = Exercise.objects.filter(owner=request.user).annotate(student_count=Count("students"))[:100]
     return render(request, "exercises/list.html", {"exercises": mine})
 
 

@@ -273,3 +273,12 @@ def test_the_educator_drops_reorders_and_adds_questions(educator, monkeypatch):
 
     client.post(url, _form(exercise, with_model="on"))
     assert [e.pk for e in asked] == [exercise.pk]  # the model is asked once the exercise asks for it
+
+
+def test_an_educator_lists_their_own_exercises_with_their_students(educator, edgar):
+    exercise = exercise_of(educator)
+    client = _client()
+    _join(client, exercise, "Ada")
+    page = _client(educator).get(reverse("exercises:list")).content.decode()
+    assert exercise.title in page and "<td>1</td>" in page
+    assert exercise.title not in _client(edgar).get(reverse("exercises:list")).content.decode()
