@@ -287,6 +287,7 @@ def exercise_results(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "exercise": exercise,
         "results": class_results(exercise),
+        "present": request.GET.get("present") == "1",  # large type for a lecture's projector
         "play_url": request.build_absolute_uri(reverse("exercises:play", args=[exercise.slug])),
     }
     return render(request, "exercises/results.html", context)

@@ -282,3 +282,12 @@ def test_an_educator_lists_their_own_exercises_with_their_students(educator, edg
     page = _client(educator).get(reverse("exercises:list")).content.decode()
     assert exercise.title in page and "<td>1</td>" in page
     assert exercise.title not in _client(edgar).get(reverse("exercises:list")).content.decode()
+
+
+def test_the_results_page_has_a_presentation_mode_for_a_lecture(educator):
+    exercise = exercise_of(educator)
+    url = reverse("exercises:results", args=[exercise.slug])
+    normal = _client(educator).get(url).content.decode()
+    projected = _client(educator).get(url + "?present=1").content.decode()
+    assert "exercise-projected" not in normal and 'data-testid="exercise-present"' in normal
+    assert "exercise-projected" in projected and 'data-testid="exercise-present-exit"' in projected
