@@ -57,6 +57,11 @@ class Exercise(models.Model):
     def question(self, question_id: str) -> ExerciseQuestion | None:
         return next((q for q in self.question_list() if q.id == question_id), None)
 
+    @property
+    def lines(self) -> int:
+        """How many lines the program has: the range of a next-line answer."""
+        return self.trace.code.count("\n") + 1
+
     def managed_by(self, user: Any) -> bool:
         """Its owner and staff see the class's results and change the exercise; nobody else."""
         return bool(user.is_authenticated and (user.pk == self.owner_id or is_staff(user)))

@@ -122,9 +122,7 @@ def _answer_payload(exercise: Exercise, answer: Answer) -> dict[str, Any]:
         "question": answer.question_id,
         "status": answer.status,
         "text": answer.text,
-        "message": check(question, answer.text, lines=exercise.trace.code.count("\n") + 1).message
-        if question
-        else "",
+        "message": check(question, answer.text, lines=exercise.lines).message if question else "",
         "expected": question.answer if question else "",
         "explanation": question.explanation if question else "",
     }
@@ -178,7 +176,7 @@ def _play_context(request: HttpRequest, exercise: Exercise, *, embedded: bool) -
                 "name": student.name if student else "",
                 "join": reverse("exercises:join", args=[exercise.slug]),
                 "answer": reverse("exercises:answer", args=[exercise.slug]),
-                "lines": trace.code.count("\n") + 1,
+                "lines": exercise.lines,
             },
         }
     )
@@ -260,7 +258,7 @@ def exercise_answer(request: HttpRequest, slug: str) -> HttpResponse:
     if not take_from_window(f"exercise-answer:{student.pk}", ANSWERS_PER_MINUTE, 60):
         return _refused("That is a lot of answers at once: wait a moment and try again.", 429)
     text = storable(text)
-    result = check(question, text, lines=exercise.trace.code.count("\n") + 1)  # too long: unreadable
+    result = check(question, text, lines=exercise.lines)  # too long: unreadable
     if result.status == "unreadable":
         return JsonResponse({"status": "unreadable", "message": result.message}, status=400)
     try:
