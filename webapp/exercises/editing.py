@@ -7,14 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.exercises import question_at
+from simulator.exercises import KINDS, question_at
 from webapp.exercises.models import MAX_QUESTIONS, Exercise
 from webapp.explorer.models import Trace
 from webapp.params import BadNumber, bounded_int
 from webapp.runs import privacy
 from webapp.text import storable
-
-KINDS = ("next_line", "value", "result")
 
 
 def refusal(trace: Trace, user: Any) -> str | None:
@@ -64,7 +62,7 @@ def apply(exercise: Exercise, post: Any) -> Outcome:
     exercise.questions = questions
     exercise.hide_narration = "hide_narration" in post
     with_model = "with_model" in post
-    changed = [q["id"] for q in questions] != before
+    changed = {q["id"] for q in questions} != set(before)  # the model answers per question: order aside
     outcome.ask_model = (
         with_model
         and bool(questions)
