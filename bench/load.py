@@ -610,9 +610,8 @@ def _one_stack(args: argparse.Namespace, scales: list[float], extra: dict[str, s
             django.setup()
             seed(stack, workdir, max(scales))
             idle = idle_cpu(stack)
-            print(
-                "idle stack, CPU (cores): " + ", ".join(f"{k} {v:.2f}" for k, v in idle.items() if v >= 0.005)
-            )
+            busy = ", ".join(f"{k} {v:.2f}" for k, v in idle.items() if v >= 0.005)
+            print("idle stack, CPU (cores): " + (busy or "every process under 0.005"))
             for scale in scales:
                 result = run_load(stack, workdir, scale, args.duration, faults=args.faults)
                 print(report(result), flush=True)

@@ -18,5 +18,8 @@ def test_load_bench_drives_every_kind_of_user_and_prints_its_figures(run_bench) 
         assert re.search(rf"^{re.escape(kind)}\s+\d+\s+0\s", out, re.M), f"{kind} missing or failed:\n{out}"
     events = re.search(r"live events: (\d+) delays .* lost (\d+)", out)
     assert events and int(events.group(1)) > 0 and events.group(2) == "0", out
-    assert re.search(r"CPU \(cores\): .*web0 .*worker0 .*nginx", out), out
+    cpu = re.search(r"^CPU \(cores\): (.*); total", out, re.M)
+    assert cpu, out
+    processes = set(re.findall(r"(\w+) \d", cpu.group(1)))
+    assert {"web0", "web1", "worker0", "worker1", "nginx", "postgres"} <= processes, out
     assert "holds (pages p95" in out
