@@ -2,10 +2,12 @@
 stand for machines, with Locust; then the same load with faults.
 
     .venv/bin/python bench/load.py [--scales 0.1,0.25,0.5,1] [--duration 60] [--rate 30] [--faults]
+                                   [--mix students=N,...] [--ab-env KEY=VALUE] [--json FILE]
 
-    .venv/bin/python bench/load.py --scales 0.05 --duration 20          # smallest (tests/bench)
-    .venv/bin/python bench/load.py --scales 0.1,0.25,0.5,1 --duration 60  # docs/results.md#load
-    .venv/bin/python bench/load.py --scales 0.25 --duration 120 --faults  # docs/results.md#faults
+    .venv/bin/python bench/load.py --scales 0.05 --duration 15            # smallest (tests/bench)
+    .venv/bin/python bench/load.py --scales 0.05,0.1,0.2,0.4 --duration 45  # docs/results.md#load
+    .venv/bin/python bench/load.py --scales 0.1 --duration 120 --faults     # the faults, same section
+    .venv/bin/python bench/load.py --scales 0.2,0.4 --ab-env EXECSIM_DB_POOL=16  # side by side
 
 The stack, each part a process of its own, as on separate machines: nginx (Debian's) in front, proxying
 pages and WebSocket upgrades to **two** daphne web processes (round robin; a dead one is skipped) and
