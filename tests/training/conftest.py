@@ -75,3 +75,22 @@ def tiny_model_dir(tmp_path_factory):
     from training.smoke import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="module")
+def sft_data(tmp_path_factory):
+    """16 SFT rows (12 simulate, 4 solve) in a JSONL file, read-only, for the runs compared in a module."""
+    from training.data.examples import write_jsonl
+
+    simulate = [
+        {
+            "kind": "simulate",
+            "prompt": f"[PYTHON] f({i}) [/PYTHON]",
+            "completion": f" [ANSWER] {i * 3} [/ANSWER]",
+        }
+        for i in range(12)
+    ]
+    solve = [{"kind": "solve", "prompt": "def f(s):", "completion": "\n    return s.upper()"}] * 4
+    path = tmp_path_factory.mktemp("sft-data") / "sft.jsonl"
+    write_jsonl(path, simulate + solve)
+    return path

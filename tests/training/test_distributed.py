@@ -97,22 +97,6 @@ def _writes_by_other_ranks(watch: Path) -> list[str]:
     return [p for f in sorted(watch.glob("writes-rank*.json")) for p in json.loads(f.read_text())]
 
 
-@pytest.fixture(scope="module")
-def sft_data(tmp_path_factory):
-    simulate = [
-        {
-            "kind": "simulate",
-            "prompt": f"[PYTHON] f({i}) [/PYTHON]",
-            "completion": f" [ANSWER] {i * 3} [/ANSWER]",
-        }
-        for i in range(12)
-    ]
-    solve = [{"kind": "solve", "prompt": "def f(s):", "completion": "\n    return s.upper()"}] * 4
-    path = tmp_path_factory.mktemp("sft-data") / "sft.jsonl"
-    write_jsonl(path, simulate + solve)
-    return path
-
-
 def _sft_argv(model: Path, data: Path, out: Path, batch_size: int, *more: str) -> list[str]:
     return [
         "train", "sft", "--model", str(model), "--data", str(data), "--out", str(out), "--lr", "1e-2",

@@ -11,27 +11,12 @@ from simulator.cli import EXIT_USAGE, main
 from training.data.examples import write_jsonl
 
 
-@pytest.fixture
-def data(tmp_path):
-    rows = [
-        {
-            "kind": "simulate",
-            "prompt": f"[PYTHON] f({i}) [/PYTHON]",
-            "completion": f" [ANSWER] {i * 3} [/ANSWER]",
-        }
-        for i in range(12)
-    ] + [{"kind": "solve", "prompt": "def f(s):", "completion": "\n    return s.upper()"}] * 4
-    path = tmp_path / "sft.jsonl"
-    write_jsonl(path, rows)
-    return path
-
-
-def _sft(tiny_model_dir, data, out, **overrides):
+def _sft(tiny_model_dir, sft_data, out, **overrides):
     from training.sft.train import SFTRunConfig, run_sft
 
     settings = {
         "model": str(tiny_model_dir),
-        "data": str(data),
+        "data": str(sft_data),
         "out": str(out),
         "max_steps": 4,
         "learning_rate": 1e-2,
@@ -54,12 +39,12 @@ def _losses(summary):
     return [round(e["loss"], 5) for e in summary["log_history"] if "loss" in e]
 
 
-def test_a_resumed_run_continues_the_optimizer_and_equals_a_straight_run(tiny_model_dir, data, tmp_path):
+def test_a_resumed_run_continues_the_optimizer_and_equals_a_straight_run(tiny_model_dir, sft_data, tmp_path):
     import torch
 
-    straight = _sft(tiny_model_dir, data, tmp_path / "straight", max_steps=4)
-    first = _sft(tiny_model_dir, data, tmp_path / "first", max_steps=2)
-    second = _sft(tiny_model_dir, data, tmp_path / "second", max_steps=4, resume=str(tmp_path / "first"))
+    straight = _sft(tiny_model_dir, sft_data, tmp_path / "straight", max_steps=4)
+    first = _sft(tiny_model_dir, sft_data, tmp_path / "first", max_steps=2)
+    second = _sft(tiny_model_dir, sft_data, tmp_path / "second", max_steps=4, resume=str(tmp_path / "first"))
     assert (first["steps"], second["steps"], second["run_steps"]) == (2, 4, 2)
     assert [(r["steps_from"], r["steps_to"]) for r in second["runs"]] == [(0, 2), (2, 4)]
     assert second["runs"][0]["data"]["sha256"] == second["runs"][1]["data"]["sha256"]
@@ -74,21 +59,21 @@ def test_a_resumed_run_continues_the_optimizer_and_equals_a_straight_run(tiny_mo
     assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
 
 
-def test_the_time_budget_stops_with_a_checkpoint_that_resumes(tiny_model_dir, data, tmp_path):
-    stopped = _sft(tiny_model_dir, data, tmp_path / "a", max_steps=50, max_minutes=1e-6)
+def test_the_time_budget_stops_with_a_checkpoint_that_resumes(tiny_model_dir, sft_data, tmp_path):
+    stopped = _sft(tiny_model_dir, sft_data, tmp_path / "a", max_steps=50, max_minutes=1e-6)
     assert stopped["steps"] == 1 and stopped["stopped_by_time_budget"]
     runs = json.loads((tmp_path / "a" / "checkpoints" / "checkpoint-1" / "execsim-runs.json").read_text())
     assert runs[0]["steps_to"] == 1 and runs[0]["stopped_by_time_budget"]
-    resumed = _sft(tiny_model_dir, data, tmp_path / "a", max_steps=3, resume=str(tmp_path / "a"))
+    resumed = _sft(tiny_model_dir, sft_data, tmp_path / "a", max_steps=3, resume=str(tmp_path / "a"))
     assert resumed["steps"] == 3 and not resumed["stopped_by_time_budget"]
     kept = [p.name for p in (tmp_path / "a" / "checkpoints").glob("checkpoint-*")]
     assert kept == ["checkpoint-3"]  # the latest only
 
 
-def test_the_manifest_counts_each_run_once(tiny_model_dir, data, tmp_path):
+def test_the_manifest_counts_each_run_once(tiny_model_dir, sft_data, tmp_path):
     from training.export.checkpoint import export
 
-    first = _sft(tiny_model_dir, data, tmp_path / "r1", max_steps=1)
+    first = _sft(tiny_model_dir, sft_data, tmp_path / "r1", max_steps=1)
     other = tmp_path / "more.jsonl"
     write_jsonl(other, [{"kind": "repair", "prompt": "p", "completion": " c"}] * 4)
     second = _sft(tiny_model_dir, other, tmp_path / "r2", max_steps=3, resume=str(tmp_path / "r1"))
@@ -103,7 +88,7 @@ def test_the_manifest_counts_each_run_once(tiny_model_dir, data, tmp_path):
 
 
 def test_init_adapter_continues_a_checkpoint_and_its_manifest_counts_its_steps(
-    tiny_model_dir, data, tmp_path
+    tiny_model_dir, sft_data, tmp_path
 ):
     """A run that starts from a committed checkpoint's adapter begins at its weights (its loss at the
     start is the adapter's), stays an adapter of the base, and the export counts the checkpoint's steps."""
@@ -111,12 +96,12 @@ def test_init_adapter_continues_a_checkpoint_and_its_manifest_counts_its_steps(
 
     from training.export.checkpoint import export
 
-    first = _sft(tiny_model_dir, data, tmp_path / "r1", max_steps=3)
+    first = _sft(tiny_model_dir, sft_data, tmp_path / "r1", max_steps=3)
     committed = export(
         tmp_path / "r1" / "adapter", tmp_path / "committed", base=str(tiny_model_dir), summaries=[first]
     )
     start_from = str(tmp_path / "committed" / "adapter")
-    more = _sft(tiny_model_dir, data, tmp_path / "r2", max_steps=2, init_adapter=start_from)
+    more = _sft(tiny_model_dir, sft_data, tmp_path / "r2", max_steps=2, init_adapter=start_from)
     assert more["completion_loss_before"] == pytest.approx(first["completion_loss_after"], rel=1e-4)
     start, end = _adapter(tmp_path / "committed"), _adapter(tmp_path / "r2")
     assert start.keys() == end.keys() and not all(torch.allclose(start[k], end[k]) for k in start)
@@ -130,22 +115,24 @@ def test_init_adapter_continues_a_checkpoint_and_its_manifest_counts_its_steps(
 
 
 def test_init_adapter_refuses_an_adapter_of_another_model_and_full_tuning(
-    tiny_model_dir, data, tmp_path, capsys
+    tiny_model_dir, sft_data, tmp_path, capsys
 ):
-    _sft(tiny_model_dir, data, tmp_path / "lora", max_steps=1)
+    _sft(tiny_model_dir, sft_data, tmp_path / "lora", max_steps=1)
     config = json.loads((tmp_path / "lora" / "adapter" / "adapter_config.json").read_text())
     config["base_model_name_or_path"] = str(tmp_path)  # a folder that is not --model
     (tmp_path / "lora" / "adapter" / "adapter_config.json").write_text(json.dumps(config))
-    argv = ["train", "sft", "--model", str(tiny_model_dir), "--data", str(data), "--out", str(tmp_path / "x")]
+    model, out = str(tiny_model_dir), str(tmp_path / "x")
+    argv = ["train", "sft", "--model", model, "--data", str(sft_data), "--out", out]
     assert main([*argv, "--init-adapter", str(tmp_path / "lora" / "adapter")]) == EXIT_USAGE
     assert "is an adapter of" in capsys.readouterr().err
     assert main([*argv, "--init-adapter", str(tmp_path), "--full"]) == EXIT_USAGE
     assert "does not go with --full" in capsys.readouterr().err
 
 
-def test_resume_refuses_other_settings_and_empty_folders(tiny_model_dir, data, tmp_path, capsys):
-    _sft(tiny_model_dir, data, tmp_path / "lora", max_steps=1)
-    argv = ["train", "sft", "--model", str(tiny_model_dir), "--data", str(data), "--out", str(tmp_path / "x")]
+def test_resume_refuses_other_settings_and_empty_folders(tiny_model_dir, sft_data, tmp_path, capsys):
+    _sft(tiny_model_dir, sft_data, tmp_path / "lora", max_steps=1)
+    model, out = str(tiny_model_dir), str(tmp_path / "x")
+    argv = ["train", "sft", "--model", model, "--data", str(sft_data), "--out", out]
     assert main([*argv, "--resume", str(tmp_path / "lora"), "--lora-r", "4"]) == EXIT_USAGE
     assert "lora_r 16 -> 4" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
@@ -162,7 +149,7 @@ class LengthRewardDouble:
         return [float(len(text)) for text in completions]
 
 
-def test_grpo_resumes_too_and_continues_an_sft_adapter(tiny_model_dir, data, tmp_path):
+def test_grpo_resumes_too_and_continues_an_sft_adapter(tiny_model_dir, sft_data, tmp_path):
     import torch
 
     from training.rl.train import RLRunConfig, run_grpo
@@ -196,7 +183,7 @@ def test_grpo_resumes_too_and_continues_an_sft_adapter(tiny_model_dir, data, tmp
     # GRPO continues an SFT adapter too: one Adam step at lr 1e-3 moves no weight by more than 1e-3,
     # so ending within that of the SFT adapter (whose lora_B moved ~1e-2 from a new LoRA's zeros)
     # shows it started there
-    _sft(tiny_model_dir, data, tmp_path / "sft", max_steps=1)
+    _sft(tiny_model_dir, sft_data, tmp_path / "sft", max_steps=1)
     grpo(tmp_path / "warm", 1, init_adapter=str(tmp_path / "sft" / "adapter"))
     start, end = _adapter(tmp_path / "sft"), _adapter(tmp_path / "warm")
     assert start.keys() == end.keys() and all(torch.allclose(start[k], end[k], atol=2e-3) for k in start)
