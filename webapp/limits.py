@@ -85,6 +85,23 @@ def check_can_sign_up(request: HttpRequest) -> None:
         raise LimitExceeded(f"Too many sign-ups from your address (limit {limit} per hour). Try again later.")
 
 
+EXERCISE_ANSWERS_PER_MINUTE = 20  # per student: a class answers a question every few seconds at most
+
+
+def check_can_join(request: HttpRequest) -> None:
+    """Exercise joins per address per minute (EXECSIM_EXERCISE_JOINS_PER_MINUTE): a school's classes
+    behind one address join at once, a script minting students is stopped."""
+    limit = settings.EXECSIM_EXERCISE_JOINS_PER_MINUTE
+    if not take_from_window(f"execsim:joins:{client_ip(request) or 'unknown'}", limit, 60):
+        raise LimitExceeded("Too many people joined from here just now: wait a minute and try again.")
+
+
+def check_can_answer(student_pk: Any) -> None:
+    """A student's answers per minute (``EXERCISE_ANSWERS_PER_MINUTE``)."""
+    if not take_from_window(f"execsim:answers:{student_pk}", EXERCISE_ANSWERS_PER_MINUTE, 60):
+        raise LimitExceeded("That is a lot of answers at once: wait a moment and try again.")
+
+
 # -- one user's share of the sandbox pool ----------------------------------------------------------------
 
 SANDBOX_SHARE_WAIT_SECONDS = 30.0  # how long an explorer trace waits for its user's other programs

@@ -204,6 +204,7 @@ X_FRAME_OPTIONS = "DENY"
 EXECSIM_MAX_CONCURRENT_RUNS = envint("EXECSIM_MAX_CONCURRENT_RUNS", 2, minimum=1)
 EXECSIM_RUNS_PER_MINUTE = envint("EXECSIM_RUNS_PER_MINUTE", 10, minimum=1)
 EXECSIM_SIGNUPS_PER_HOUR = envint("EXECSIM_SIGNUPS_PER_HOUR", 5, minimum=1)
+EXECSIM_EXERCISE_JOINS_PER_MINUTE = envint("EXECSIM_EXERCISE_JOINS_PER_MINUTE", 300, minimum=1)
 EXECSIM_EXPLORER_MAX_CONCURRENT = envint("EXECSIM_EXPLORER_MAX_CONCURRENT", 2, minimum=1)
 # open run-page WebSockets per account and per client address (share-link readers, several accounts
 # behind one address): one account opening 100 sockets made other users' handshakes fail (issue 51,

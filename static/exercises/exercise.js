@@ -195,15 +195,44 @@
     api.go(api.current(), "replace");
     if (!open) { document.getElementById("explorer").focus({ preventScroll: true }); }
   }
+  // The token is kept in this browser's storage too: in a frame on another site the browser sends no
+  // cookie, and a reload would otherwise make the student a new one.
+  var key = "execsim-student:" + data.join;
+  function remember(value) {
+    try { if (value) { localStorage.setItem(key, value); } else { localStorage.removeItem(key); } } catch (e) { /* storage blocked */ }
+  }
+  function remembered() {
+    try { return localStorage.getItem(key) || ""; } catch (e) { return ""; }
+  }
+  function start(result) {
+    token = result.token;
+    answered = result.answered || {};
+    remember(token);
+    joined(result.name);
+  }
+  function askName() {
+    join.hidden = false;
+    q("exercise-name").focus({ preventScroll: true });
+    api.go(0, "replace");
+  }
   join.addEventListener("submit", function (evt) {
     evt.preventDefault();
     var name = q("exercise-name").value;
     post(data.join, { name: name }).then(function (result) {
       if (result.error) { q("exercise-join-error").textContent = result.error; return; }
-      token = result.token;
-      joined(result.name);
+      start(result);
     });
   });
-  if (token) { joined(data.name); }
-  else { join.hidden = false; q("exercise-name").focus({ preventScroll: true }); api.go(0, "replace"); }
+  if (token) { remember(token); joined(data.name); }
+  else if (remembered()) {
+    api.go(0, "replace");
+    post(data.join, { token: remembered() }).then(function (result) {
+      if (result.error) {  // an unknown token is forgotten; any other trouble is said by the name form
+        if (result.httpStatus === 403) { remember(""); } else { q("exercise-join-error").textContent = result.error; }
+        askName();
+        return;
+      }
+      start(result);
+    });
+  } else { askName(); }
 })();

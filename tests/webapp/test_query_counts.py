@@ -51,7 +51,7 @@ def test_a_runs_page_and_share_link_make_as_many_queries_for_k_4_as_for_k_2(make
 
 
 def test_a_class_pages_make_few_queries(django_user_model):
-    from tests.webapp.exercises.support import exercise_of
+    from tests.webapp.exercises.support import exercise_of, join
     from tests.webapp.explorer.support import _user
 
     educator, ann1 = (
@@ -61,11 +61,7 @@ def test_a_class_pages_make_few_queries(django_user_model):
 
     exercise = exercise_of(educator)
     student = Client()
-    token = student.post(
-        reverse("exercises:join", args=[exercise.slug]),
-        json.dumps({"name": "Ada"}),
-        content_type="application/json",
-    ).json()["token"]
+    token = join(student, exercise)
     shared_trace = _queries(Client(), reverse("explorer:view", args=[exercise.trace.slug]))
     play = _queries(student, reverse("exercises:play", args=[exercise.slug]))
     answer = _queries(

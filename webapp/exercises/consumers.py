@@ -65,6 +65,4 @@ class ExerciseResultsConsumer(AsyncWebsocketConsumer):
 
     @database_sync_to_async
     def _managed(self, slug: str) -> Exercise | None:
-        exercise = Exercise.objects.filter(slug=slug).first()
-        user = self.scope.get("user")
-        return exercise if exercise is not None and user is not None and exercise.managed_by(user) else None
+        return Exercise.managed(slug, self.scope.get("user"))

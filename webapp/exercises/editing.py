@@ -66,7 +66,7 @@ def apply(exercise: Exercise, post: Any) -> Outcome:
     outcome.ask_model = (
         with_model
         and bool(questions)
-        and (changed or not exercise.with_model or exercise.model_state in ("", "unavailable"))
+        and (changed or not exercise.with_model or exercise.classmate.state in ("", "unavailable"))
     )
     if not with_model:
         exercise.model_state, exercise.model_message, exercise.model_answers = "", "", {}

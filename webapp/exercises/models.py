@@ -8,17 +8,34 @@ account needed); each student answers each question once, and that first answer 
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from simulator.exercises import ExerciseQuestion
 from webapp.accounts.roles import is_staff
 
 MAX_QUESTIONS = 20
 MAX_NAME = 60
-MAX_ANSWER = 2000  # what is kept of a typed answer (the check caps it the same way)
+# The model answers an exercise in under a minute; an ask older than this lost its worker (killed, or
+# a restart) and is over: the exercise says so and its next save asks again.
+ASK_TIMEOUT = timedelta(minutes=10)
+# Why the model has no answers, as students and the educator read it (no server address: the exercise
+# link is public, as a run's share link is).
+NO_ANSWER = "the model server did not answer"
+GAVE_UP = "it did not answer in time: save the exercise to ask it again"
+
+
+@dataclass(frozen=True)
+class Classmate:
+    """The model as a classmate, as the pages show it: asking, answered, or not available and why."""
+
+    state: str  # "", "asking", "answered" or "unavailable"
+    message: str = ""
 
 
 def _slug() -> str:
@@ -43,6 +60,7 @@ class Exercise(models.Model):
     model_state = models.CharField(max_length=12, choices=MODEL_STATES, default="", blank=True)
     model_message = models.TextField(blank=True)  # why the model is not available
     model_answers = models.JSONField(default=dict, blank=True)  # question id -> {given, status, message}
+    model_asked_at = models.DateTimeField(null=True, blank=True)  # the ask under way: a newer one wins
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -65,6 +83,33 @@ class Exercise(models.Model):
     def managed_by(self, user: Any) -> bool:
         """Its owner and staff see the class's results and change the exercise; nobody else."""
         return bool(user.is_authenticated and (user.pk == self.owner_id or is_staff(user)))
+
+    @classmethod
+    def managed(cls, slug: str, user: Any) -> Exercise | None:
+        """The exercise ``slug`` when ``user`` manages it (its results are theirs alone), else None."""
+        exercise = cls.objects.select_related("trace").filter(slug=slug).first()
+        return exercise if exercise is not None and user is not None and exercise.managed_by(user) else None
+
+    @property
+    def classmate(self) -> Classmate:
+        """The model's state, an ask that outlived ``ASK_TIMEOUT`` counted as over."""
+        if self.model_state == "asking" and (
+            self.model_asked_at is None or timezone.now() - self.model_asked_at > ASK_TIMEOUT
+        ):
+            return Classmate("unavailable", GAVE_UP)
+        if self.model_state == "unavailable":
+            return Classmate("unavailable", self.model_message or NO_ANSWER)
+        return Classmate(self.model_state)
+
+    def model_answer(self, question_id: str) -> dict[str, Any]:
+        """The model's answer to one question, as a student reads it beside their own."""
+        classmate = self.classmate
+        if classmate.state == "answered":
+            found = (self.model_answers or {}).get(question_id)
+            return {"state": "answered", **found} if found else {"state": "unavailable", "message": NO_ANSWER}
+        if classmate.state == "asking":
+            return {"state": "asking", "message": "the model is still answering"}
+        return {"state": "unavailable", "message": classmate.message or NO_ANSWER}
 
     @property
     def group(self) -> str:
@@ -90,8 +135,8 @@ class Answer(models.Model):
 
     exercise = models.ForeignKey(Exercise, on_delete=models.CASCADE, related_name="answers")
     student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="answers")
-    question_id = models.CharField(max_length=80)
-    text = models.TextField()  # as typed (capped at MAX_ANSWER)
+    question_id = models.CharField(max_length=200)
+    text = models.TextField()  # as typed (simulator.exercises.check refuses more than MAX_TEXT)
     given = models.TextField()  # normalised: the same answer typed two ways is one misconception
     status = models.CharField(max_length=8, choices=STATUSES)
     created_at = models.DateTimeField(auto_now_add=True)

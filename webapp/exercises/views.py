@@ -23,23 +23,21 @@ from django.views.decorators.http import require_GET, require_POST
 from simulator.exercises import check, propose
 from webapp.accounts.roles import role_required
 from webapp.exercises import editing
-from webapp.exercises.models import MAX_ANSWER, MAX_NAME, Answer, Exercise, Student
+from webapp.exercises.models import MAX_NAME, Answer, Exercise, Student
 from webapp.exercises.results import class_results, results_csv
-from webapp.exercises.tasks import NO_ANSWER, changed, start_asking
-from webapp.explorer.context import verification_of, viewer_context
+from webapp.exercises.tasks import changed, start_asking
+from webapp.explorer.context import viewer_context
 from webapp.explorer.models import Trace
-from webapp.limits import client_ip, take_from_window
+from webapp.limits import LimitExceeded, check_can_answer, check_can_join
 from webapp.text import storable
 
-ANSWERS_PER_MINUTE = 20  # per student: a class answers a question every few seconds at most
-JOINS_PER_MINUTE = 300  # per address: a school's classes behind one address join at once (bench/load.py)
 COOKIE_DAYS = 180
 
 
 def _managed(request: HttpRequest, slug: str) -> Exercise:
     """The exercise, for its owner and staff; a 404 for anyone else (its results are theirs alone)."""
-    exercise = get_object_or_404(Exercise.objects.select_related("trace"), slug=slug)
-    if not exercise.managed_by(request.user):
+    exercise = Exercise.managed(slug, request.user)
+    if exercise is None:
         raise Http404("No such exercise")
     return exercise
 
@@ -84,11 +82,10 @@ def exercise_edit(request: HttpRequest, slug: str) -> HttpResponse:
             messages.error(request, error)
         if outcome.ask_model:
             start_asking(exercise)
-        if not outcome.errors:
-            changed(exercise)
-            if "add" not in request.POST:
-                messages.success(request, "Saved. Share the link with your class.")
-                return redirect("exercises:results", slug=exercise.slug)
+        changed(exercise)  # saved, errors or not: the results page follows
+        if not outcome.errors and "add" not in request.POST:
+            messages.success(request, "Saved. Share the link with your class.")
+            return redirect("exercises:results", slug=exercise.slug)
         return redirect("exercises:edit", slug=exercise.slug)
     context = {
         "exercise": exercise,
@@ -127,17 +124,8 @@ def _answer_payload(exercise: Exercise, answer: Answer) -> dict[str, Any]:
         "explanation": question.explanation if question else "",
     }
     if exercise.with_model:
-        payload["model"] = _model_payload(exercise, answer.question_id)
+        payload["model"] = exercise.model_answer(answer.question_id)
     return payload
-
-
-def _model_payload(exercise: Exercise, question_id: str) -> dict[str, Any]:
-    if exercise.model_state == "answered":
-        found = (exercise.model_answers or {}).get(question_id)
-        return {"state": "answered", **found} if found else {"state": "unavailable", "message": NO_ANSWER}
-    if exercise.model_state == "asking":
-        return {"state": "asking", "message": "the model is still answering"}
-    return {"state": "unavailable", "message": exercise.model_message or NO_ANSWER}
 
 
 def _play_context(request: HttpRequest, exercise: Exercise, *, embedded: bool) -> dict[str, Any]:
@@ -147,9 +135,7 @@ def _play_context(request: HttpRequest, exercise: Exercise, *, embedded: bool) -
     answered = {}
     if student is not None:
         answered = {a.question_id: _answer_payload(exercise, a) for a in student.answers.all()}
-    context = viewer_context(
-        core, trace.program(), status=trace.status, verification=verification_of(trace, core)
-    )
+    context = viewer_context(core, trace.program())
     context.update(
         {
             "exercise": exercise,
@@ -164,7 +150,6 @@ def _play_context(request: HttpRequest, exercise: Exercise, *, embedded: bool) -
                         "kind": q.kind,
                         "step": q.step,
                         "reveal": q.reveal,
-                        "line": q.line,
                         "prompt": q.prompt(),
                         "number": n,
                     }
@@ -176,7 +161,6 @@ def _play_context(request: HttpRequest, exercise: Exercise, *, embedded: bool) -
                 "name": student.name if student else "",
                 "join": reverse("exercises:join", args=[exercise.slug]),
                 "answer": reverse("exercises:answer", args=[exercise.slug]),
-                "lines": exercise.lines,
             },
         }
     )
@@ -213,19 +197,41 @@ def _refused(message: str, status: int) -> JsonResponse:
 @csrf_exempt
 @require_POST
 def exercise_join(request: HttpRequest, slug: str) -> HttpResponse:
-    """A student joins with a display name; the answer is their token (also kept in a cookie)."""
-    exercise = get_object_or_404(Exercise, slug=slug)
-    name = _body(request).get("name")
+    """A student joins with a display name; the answer is their token (also kept in a cookie). With a
+    token instead (a student's page kept it: a frame on another site gets no cookie), the student comes
+    back: their name and the answers they gave."""
+    exercise = get_object_or_404(Exercise.objects.select_related("trace"), slug=slug)
+    data = _body(request)
+    try:
+        check_can_join(request)
+    except LimitExceeded as exc:
+        return _refused(str(exc), 429)
+    if isinstance(data.get("token"), str):
+        student = _student(request, exercise, data["token"])
+        if student is None:
+            return _refused("Type your name to start again.", 403)
+        answered = {a.question_id: _answer_payload(exercise, a) for a in student.answers.all()}
+        return _with_cookie(
+            JsonResponse({"token": student.token, "name": student.name, "answered": answered}),
+            request,
+            exercise,
+            student,
+        )
+    name = data.get("name")
     name = " ".join(storable(name).split()) if isinstance(name, str) else ""
     if not name:
         return _refused("Type the name your teacher will see.", 400)
     if len(name) > MAX_NAME:
         return _refused(f"A name of at most {MAX_NAME} characters, please.", 400)
-    if not take_from_window(f"exercise-join:{client_ip(request)}", JOINS_PER_MINUTE, 60):
-        return _refused("Too many people joined from here just now: wait a minute and try again.", 429)
     student = Student.objects.create(exercise=exercise, name=name)
     changed(exercise)
-    response = JsonResponse({"token": student.token, "name": student.name})
+    response = JsonResponse({"token": student.token, "name": student.name, "answered": {}})
+    return _with_cookie(response, request, exercise, student)
+
+
+def _with_cookie(
+    response: HttpResponse, request: HttpRequest, exercise: Exercise, student: Student
+) -> HttpResponse:
     response.set_cookie(
         _cookie(exercise),
         student.token,
@@ -255,8 +261,10 @@ def exercise_answer(request: HttpRequest, slug: str) -> HttpResponse:
     existing = student.answers.filter(question_id=question_id).first()
     if existing is not None:
         return JsonResponse({**_answer_payload(exercise, existing), "again": True})
-    if not take_from_window(f"exercise-answer:{student.pk}", ANSWERS_PER_MINUTE, 60):
-        return _refused("That is a lot of answers at once: wait a moment and try again.", 429)
+    try:
+        check_can_answer(student.pk)
+    except LimitExceeded as exc:
+        return _refused(str(exc), 429)
     text = storable(text)
     result = check(question, text, lines=exercise.lines)  # too long: unreadable
     if result.status == "unreadable":
@@ -266,7 +274,7 @@ def exercise_answer(request: HttpRequest, slug: str) -> HttpResponse:
             exercise=exercise,
             student=student,
             question_id=question_id,
-            text=text[:MAX_ANSWER],
+            text=text,
             given=result.given,
             status=result.status,
         )

@@ -96,11 +96,17 @@ def _owner(run_id: Any) -> Any:
     return Run.objects.filter(id=run_id).values_list("user_id", flat=True).first()
 
 
-def _run_in_thread(run_id: str) -> None:
+def _closing(job: Callable[..., Any], *args: Any) -> None:
     try:
-        execute_run(run_id)
+        job(*args)
     finally:
         connections.close_all()
+
+
+def in_user_queue(user_id: Any, job: Callable[..., Any], *args: Any) -> None:
+    """Embedded mode: ``job(*args)`` on the in-process threads, in ``user_id``'s queue (taken in turn
+    with other users'), its thread's database connections closed after."""
+    _scheduler().submit(user_id, lambda: _closing(job, *args))
 
 
 def enqueue(run_id: Any) -> None:
@@ -108,14 +114,7 @@ def enqueue(run_id: Any) -> None:
     if settings.TASK_RUNNER == "celery":
         execute_run_task.delay(str(run_id))
     else:
-        _scheduler().submit(_owner(run_id), lambda: _run_in_thread(str(run_id)))
-
-
-def _real_in_thread(run_id: str) -> None:
-    try:
-        execute_real(run_id)
-    finally:
-        connections.close_all()
+        in_user_queue(_owner(run_id), execute_run, str(run_id))
 
 
 def enqueue_real(run_id: Any) -> None:
@@ -123,7 +122,7 @@ def enqueue_real(run_id: Any) -> None:
     if settings.TASK_RUNNER == "celery":
         execute_real_task.delay(str(run_id))
     else:
-        _scheduler().submit(_owner(run_id), lambda: _real_in_thread(str(run_id)))
+        in_user_queue(_owner(run_id), execute_real, str(run_id))
 
 
 def start_pending_real(sender: Any, run: Run, **kwargs: Any) -> None:

@@ -148,6 +148,15 @@ def test_a_class_answers_and_the_results_page_follows_live(site, page_for, fake_
         cy.keyboard.press("Enter")
         assert "\u2718" in _verdict(cy)
         assert cy.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+        # In another site's frame the browser sends no cookie: a reload comes back as Cy, by the token
+        # the page kept, with the answer given, not as a new student.
+        cy.context.clear_cookies()
+        cy.reload()
+        cy.wait_for_selector('[data-testid="exercise-who"]:not([hidden])')
+        assert "Cy" in cy.locator('[data-testid="exercise-who"]').inner_text()
+        assert "\u2718" in _verdict(cy)
+        teacher.reload()
+        assert teacher.locator('[data-testid="student-result"]').count() == 3  # Ada, Bob, Cy: no one new
         for page in (teacher, ada, bob, cy):
             assert page.errors == [], page.errors
     finally:

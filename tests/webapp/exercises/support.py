@@ -1,8 +1,10 @@
 """Exercises made through the ORM for the view tests: a traced program with a loop and a function
-call, saved as the explorer saves it, and the exercise ExecSim proposes from it."""
+call, saved as the explorer saves it, and the exercise ExecSim proposes from it; a student's join and
+answer through the test client."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 LOOP_AND_CALL = (
@@ -26,3 +28,24 @@ def exercise_of(owner: Any, trace: Any = None, **fields: Any) -> Any:
     trace = trace or traced(owner)
     questions = [q.to_dict() for q in propose(trace.core_trace(), trace.program())]
     return Exercise.objects.create(owner=owner, trace=trace, title="Loops", questions=questions, **fields)
+
+
+def post_json(client: Any, url: str, body: dict[str, Any]) -> Any:
+    return client.post(url, json.dumps(body), content_type="application/json")
+
+
+def join(client: Any, exercise: Any, name: str = "Ada") -> str:
+    """A student joins under ``name``; their token."""
+    from django.urls import reverse
+
+    response = post_json(client, reverse("exercises:join", args=[exercise.slug]), {"name": name})
+    assert response.status_code == 200, response.content
+    return str(response.json()["token"])
+
+
+def answer(client: Any, exercise: Any, token: str, question: str, text: str) -> Any:
+    """The response to a student's answer ``text`` to the question ``question``."""
+    from django.urls import reverse
+
+    url = reverse("exercises:answer", args=[exercise.slug])
+    return post_json(client, url, {"token": token, "question": question, "text": text})

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from typing import Any
 
 import pytest
 from django.test import Client
 from django.urls import reverse
 
-from tests.webapp.exercises.support import exercise_of, traced
+from tests.webapp.exercises.support import answer, exercise_of, join, post_json, traced
 from tests.webapp.explorer.support import _user
 from webapp.exercises.models import Answer, Exercise
 
@@ -26,26 +25,11 @@ def edgar(django_user_model: Any) -> Any:
     return _user(django_user_model, "edgar", "educator")
 
 
-def _client(user: Any = None) -> Client:
-    client = Client()
+def _client(user: Any = None, **defaults: Any) -> Client:
+    client = Client(**defaults)
     if user is not None:
         client.force_login(user)
     return client
-
-
-def _post_json(client: Client, url: str, body: dict[str, Any]) -> Any:
-    return client.post(url, json.dumps(body), content_type="application/json")
-
-
-def _join(client: Client, exercise: Exercise, name: str = "Ada") -> str:
-    response = _post_json(client, reverse("exercises:join", args=[exercise.slug]), {"name": name})
-    assert response.status_code == 200, response.content
-    return response.json()["token"]
-
-
-def _answer(client: Client, exercise: Exercise, token: str, question: str, text: str) -> Any:
-    url = reverse("exercises:answer", args=[exercise.slug])
-    return _post_json(client, url, {"token": token, "question": question, "text": text})
 
 
 def _question(exercise: Exercise, kind: str) -> Any:
@@ -116,7 +100,7 @@ def test_results_edit_and_csv_are_the_owners_and_staffs_alone(educator, edgar, c
     assert exercise.title == "Loops"
 
 
-def test_a_visitor_opens_the_exercise_without_an_account_and_no_answer_is_in_the_page(educator):
+def test_a_visitor_opens_the_exercise_without_an_account_and_its_questions_come_without_answers(educator):
     exercise = exercise_of(educator)
     for name in ("exercises:play", "exercises:embed"):
         response = _client().get(reverse(name, args=[exercise.slug]))
@@ -132,14 +116,41 @@ def test_a_student_sees_only_their_own_answers(educator):
     exercise = exercise_of(educator)
     question = _question(exercise, "next_line")
     ada, bob = _client(), _client()
-    _answer(ada, exercise, _join(ada, exercise, "Ada"), question.id, question.answer)
-    _join(bob, exercise, "Bob")
+    answer(ada, exercise, join(ada, exercise, "Ada"), question.id, question.answer)
+    join(bob, exercise, "Bob")
     mine = ada.get(reverse("exercises:play", args=[exercise.slug])).context["exercise_data"]
     theirs = bob.get(reverse("exercises:play", args=[exercise.slug])).context["exercise_data"]
     assert mine["name"] == "Ada" and set(mine["answered"]) == {question.id}
     assert theirs["name"] == "Bob" and theirs["answered"] == {}
     # Another student's token is not a cookie that another browser holds: a forged one is refused.
-    assert _answer(bob, exercise, "not-a-token", question.id, "1").status_code == 403
+    assert answer(bob, exercise, "not-a-token", question.id, "1").status_code == 403
+
+
+def test_a_student_comes_back_by_their_token_alone_as_in_another_sites_frame(educator):
+    """A frame on another site gets no cookie: the page sends the token it kept, and the same student
+    comes back with their answers; a token that is not theirs is refused, and nobody new is made."""
+    exercise = exercise_of(educator)
+    question = _question(exercise, "value")
+    first = _client()
+    token = join(first, exercise, "Ada")
+    answer(first, exercise, token, question.id, question.answer)
+    url = reverse("exercises:join", args=[exercise.slug])
+    back = post_json(_client(), url, {"token": token}).json()  # a browser holding no cookie
+    assert back["token"] == token and back["name"] == "Ada"
+    assert list(back["answered"]) == [question.id] and back["answered"][question.id]["status"] == "right"
+    assert post_json(_client(), url, {"token": "x" * 16}).status_code == 403
+    assert exercise.students.count() == 1
+
+
+def test_joins_are_rate_limited_per_address(educator, settings):
+    settings.EXECSIM_EXERCISE_JOINS_PER_MINUTE = 2
+    exercise = exercise_of(educator)
+    url = reverse("exercises:join", args=[exercise.slug])
+    school, home = _client(REMOTE_ADDR="203.0.113.7"), _client(REMOTE_ADDR="198.51.100.9")
+    codes = [post_json(school, url, {"name": f"Student {n}"}).status_code for n in range(3)]
+    assert codes == [200, 200, 429]
+    assert "Too many people joined" in post_json(school, url, {"name": "Late"}).json()["error"]
+    assert post_json(home, url, {"name": "Ada"}).status_code == 200
 
 
 # --- answering ---------------------------------------------------------------------------------------
@@ -148,51 +159,67 @@ def test_a_student_sees_only_their_own_answers(educator):
 def test_answers_are_checked_against_the_real_trace_once(educator):
     exercise = exercise_of(educator)
     client = _client()
-    token = _join(client, exercise)
+    token = join(client, exercise)
     value = _question(exercise, "value")
 
-    unreadable = _answer(client, exercise, token, value.id, "[1, 2")
+    unreadable = answer(client, exercise, token, value.id, "[1, 2")
     assert unreadable.status_code == 400 and unreadable.json()["status"] == "unreadable"
     assert "never closed" in unreadable.json()["message"]
     assert not Answer.objects.exists()  # a typo is not an answer
 
-    wrong = _answer(client, exercise, token, value.id, "12345")
+    wrong = answer(client, exercise, token, value.id, "12345")
     assert wrong.status_code == 200 and wrong.json()["status"] == "wrong"
     assert wrong.json()["expected"] == value.answer and wrong.json()["explanation"] == value.explanation
-    again = _answer(client, exercise, token, value.id, value.answer)
+    again = answer(client, exercise, token, value.id, value.answer)
     assert again.json()["status"] == "wrong" and again.json()["again"]  # the first answer counts
     assert Answer.objects.get().given == "12345"
 
     line = _question(exercise, "next_line")
-    right = _answer(client, exercise, token, line.id, f" line {line.answer} ")
+    right = answer(client, exercise, token, line.id, f" line {line.answer} ")
     assert right.json()["status"] == "right"
     result = _question(exercise, "result")
-    assert _answer(client, exercise, token, result.id, "14").json()["status"] == "right"  # 1 + 4 + 9
+    assert answer(client, exercise, token, result.id, "14").json()["status"] == "right"  # 1 + 4 + 9
 
 
 def test_answers_are_rate_limited_per_student(educator):
     exercise = exercise_of(educator)
     ada, bob = _client(), _client()
-    token = _join(ada, exercise, "Ada")
+    token = join(ada, exercise, "Ada")
     question = _question(exercise, "value")
-    codes = [_answer(ada, exercise, token, question.id, "(").status_code for _ in range(21)]
+    codes = [answer(ada, exercise, token, question.id, "(").status_code for _ in range(21)]
     assert codes[:20] == [400] * 20 and codes[20] == 429
-    assert _answer(bob, exercise, _join(bob, exercise, "Bob"), question.id, "(").status_code == 400
+    assert answer(bob, exercise, join(bob, exercise, "Bob"), question.id, "(").status_code == 400
 
 
 def test_bad_requests_get_clear_messages(educator):
     exercise = exercise_of(educator)
     client = _client()
     url = reverse("exercises:join", args=[exercise.slug])
-    assert "name" in _post_json(client, url, {"name": "   "}).json()["error"]
-    assert _post_json(client, url, {"name": "x" * 61}).status_code == 400
+    assert "name" in post_json(client, url, {"name": "   "}).json()["error"]
+    assert post_json(client, url, {"name": "x" * 61}).status_code == 400
     assert client.post(url, b"\xff{", content_type="application/json").status_code == 400
-    token = _join(client, exercise, "Ada\x00 <b>")
-    assert _answer(client, exercise, token, "no-such-question", "1").status_code == 404
+    token = join(client, exercise, "Ada\x00 <b>")
+    assert answer(client, exercise, token, "no-such-question", "1").status_code == 404
     answer_url = reverse("exercises:answer", args=[exercise.slug])
-    assert _post_json(client, answer_url, {"token": token, "question": 3}).status_code == 400
-    huge = _answer(client, exercise, token, _question(exercise, "value").id, "9" * 100_000)
+    assert post_json(client, answer_url, {"token": token, "question": 3}).status_code == 400
+    huge = answer(client, exercise, token, _question(exercise, "value").id, "9" * 100_000)
     assert huge.status_code == 400 and huge.json()["status"] == "unreadable"
+
+
+def test_a_question_about_a_long_variable_name_is_answered(educator):
+    name = "running_total_of_the_squares_of_every_number_in_the_list_given_to_this_function_so_far"
+    exercise = exercise_of(
+        educator,
+        traced(
+            educator,
+            f"def f(xs):\n    {name} = 0\n    for x in xs:\n        {name} += x\n    return {name}\n",
+            "f([1, 2])",
+        ),
+    )
+    question = next(q for q in exercise.question_list() if q.kind == "value" and q.variable == name)
+    client = _client()
+    response = answer(client, exercise, join(client, exercise), question.id, question.answer)
+    assert response.status_code == 200 and response.json()["status"] == "right"
 
 
 # --- the class's results ---------------------------------------------------------------------------------
@@ -203,7 +230,7 @@ def test_results_show_the_share_right_the_misconceptions_and_per_student_scores(
     value = _question(exercise, "value")
     for name, text in (("Ada", value.answer), ("<script>alert(1)</script>", "-1"), ("Cy", "-1")):
         client = _client()
-        _answer(client, exercise, _join(client, exercise, name), value.id, text)
+        answer(client, exercise, join(client, exercise, name), value.id, text)
     page = _client(educator).get(reverse("exercises:results", args=[exercise.slug])).content.decode()
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     results = _client(educator).get(reverse("exercises:results", args=[exercise.slug])).context["results"]
@@ -220,7 +247,7 @@ def test_the_csv_has_one_row_per_answer_and_no_formula_runs(educator):
     exercise = exercise_of(educator)
     value = _question(exercise, "value")
     client = _client()
-    _answer(client, exercise, _join(client, exercise, '=HYPERLINK("x")'), value.id, "-1")
+    answer(client, exercise, join(client, exercise, '=HYPERLINK("x")'), value.id, "-1")
     response = _client(educator).get(reverse("exercises:results_csv", args=[exercise.slug]))
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0][:5] == ["student", "question", "prompt", "answer", "right"]
@@ -275,10 +302,24 @@ def test_the_educator_drops_reorders_and_adds_questions(educator, monkeypatch):
     assert [e.pk for e in asked] == [exercise.pk]  # the model is asked once the exercise asks for it
 
 
+def test_a_save_with_errors_still_updates_the_live_results(educator, monkeypatch):
+    told: list[Any] = []
+    monkeypatch.setattr("webapp.exercises.views.changed", told.append)
+    exercise = exercise_of(educator)
+    before = len(exercise.questions)
+    form = _form(exercise, title="")
+    del form[f"keep-{exercise.questions[0]['id']}"]
+    response = _client(educator).post(reverse("exercises:edit", args=[exercise.slug]), form, follow=True)
+    assert "needs a title" in response.content.decode()
+    exercise.refresh_from_db()
+    assert len(exercise.questions) == before - 1
+    assert [e.pk for e in told] == [exercise.pk]  # the question dropped is gone from the results page too
+
+
 def test_an_educator_lists_their_own_exercises_with_their_students(educator, edgar):
     exercise = exercise_of(educator)
     client = _client()
-    _join(client, exercise, "Ada")
+    join(client, exercise, "Ada")
     page = _client(educator).get(reverse("exercises:list")).content.decode()
     assert exercise.title in page and "<td>1</td>" in page
     assert exercise.title not in _client(edgar).get(reverse("exercises:list")).content.decode()

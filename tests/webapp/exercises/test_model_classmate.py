@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import json
 import socket
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from simulator.llm.testing import FakeModelServer
-from tests.webapp.exercises.support import exercise_of
-from webapp.exercises.models import Exercise
-from webapp.exercises.tasks import ask_model
+from tests.webapp.exercises.support import answer, exercise_of, join
+from webapp.exercises.models import Classmate, Exercise
+from webapp.exercises.tasks import NO_QUEUE, ask_model, ask_model_task, start_asking
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sandbox")]
 
@@ -51,17 +53,8 @@ def test_the_models_answers_are_checked_and_shown_beside_the_students(educator, 
     assert others and set(others) == {"right" if right else "wrong"}
 
     student = Client()
-    token = student.post(
-        reverse("exercises:join", args=[exercise.slug]),
-        json.dumps({"name": "Ada"}),
-        content_type="application/json",
-    ).json()["token"]
-    answer = student.post(
-        reverse("exercises:answer", args=[exercise.slug]),
-        json.dumps({"token": token, "question": "result", "text": "14"}),
-        content_type="application/json",
-    ).json()
-    assert answer["model"] == {"state": "answered", "given": "14", "status": "right", "message": "Right."}
+    reply = answer(student, exercise, join(student, exercise), "result", "14").json()
+    assert reply["model"] == {"state": "answered", "given": "14", "status": "right", "message": "Right."}
     results = Client()
     results.force_login(educator)
     page = results.get(reverse("exercises:results", args=[exercise.slug]))
@@ -82,19 +75,10 @@ def test_a_model_server_that_is_down_leaves_the_exercise_working_and_saying_so(e
         "the model server did not answer",
     )
     client = Client()
-    token = client.post(
-        reverse("exercises:join", args=[exercise.slug]),
-        json.dumps({"name": "Ada"}),
-        content_type="application/json",
-    ).json()["token"]
-    answer: dict[str, Any] = client.post(
-        reverse("exercises:answer", args=[exercise.slug]),
-        json.dumps({"token": token, "question": "result", "text": "14"}),
-        content_type="application/json",
-    ).json()
-    assert answer["status"] == "right"
-    assert answer["model"] == {"state": "unavailable", "message": "the model server did not answer"}
-    assert str(port) not in json.dumps(answer)  # the public link shows no server address
+    reply: dict[str, Any] = answer(client, exercise, join(client, exercise), "result", "14").json()
+    assert reply["status"] == "right"
+    assert reply["model"] == {"state": "unavailable", "message": "the model server did not answer"}
+    assert str(port) not in json.dumps(reply)  # the public link shows no server address
 
 
 def test_a_script_is_not_asked(educator):
@@ -107,3 +91,65 @@ def test_a_script_is_not_asked(educator):
     ask_model(exercise.pk)
     exercise.refresh_from_db()
     assert exercise.model_state == "unavailable" and "script" in exercise.model_message
+
+
+def test_an_ask_whose_worker_died_is_over_and_the_next_save_asks_again(educator, monkeypatch):
+    from webapp.exercises.models import ASK_TIMEOUT, GAVE_UP
+
+    exercise = exercise_of(educator, with_model=True, model_state="asking")
+    Exercise.objects.filter(pk=exercise.pk).update(model_asked_at=timezone.now() - ASK_TIMEOUT / 2)
+    exercise.refresh_from_db()
+    assert exercise.classmate.state == "asking"
+    Exercise.objects.filter(pk=exercise.pk).update(model_asked_at=timezone.now() - ASK_TIMEOUT * 2)
+    exercise.refresh_from_db()
+    assert exercise.classmate == Classmate("unavailable", GAVE_UP)
+    client = Client()
+    reply = answer(client, exercise, join(client, exercise), "result", "14").json()
+    assert reply["model"] == {"state": "unavailable", "message": GAVE_UP}
+
+    asked: list[Any] = []
+    monkeypatch.setattr("webapp.exercises.views.start_asking", asked.append)
+    form = {"title": exercise.title, "with_model": "on"}
+    form.update({f"keep-{q['id']}": "on" for q in exercise.questions})
+    teacher = Client()
+    teacher.force_login(educator)
+    teacher.post(reverse("exercises:edit", args=[exercise.slug]), form)
+    assert [e.pk for e in asked] == [exercise.pk]  # the same questions, asked again
+
+
+def test_a_queue_that_is_down_says_so_at_once(educator, settings, monkeypatch):
+    from kombu.exceptions import OperationalError
+
+    def broker_down_double(*args: Any) -> None:
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6399. Connection refused.")
+
+    settings.TASK_RUNNER = "celery"
+    monkeypatch.setattr(ask_model_task, "delay", broker_down_double)
+    exercise = exercise_of(educator, with_model=True)
+    start_asking(exercise)
+    exercise.refresh_from_db()
+    assert exercise.classmate == Classmate("unavailable", NO_QUEUE)
+
+
+def test_an_older_ask_does_not_overwrite_a_newer_one(educator, monkeypatch):
+    """The educator saves new questions while the model answers the old ones: the old answers are
+    dropped when they arrive, and the new ask's state stands."""
+    from webapp.exercises import tasks
+
+    exercise = exercise_of(educator, with_model=True)
+    older = timezone.now()
+    Exercise.objects.filter(pk=exercise.pk).update(model_state="asking", model_asked_at=older)
+    read = tasks.read_model_reply
+
+    def read_after_a_new_save(*args: Any) -> Any:  # the save lands while the reply is read
+        Exercise.objects.filter(pk=exercise.pk).update(model_asked_at=older + timedelta(seconds=1))
+        return read(*args)
+
+    monkeypatch.setattr(tasks, "read_model_reply", read_after_a_new_save)
+    server = FakeModelServer(lambda body: _reply(exercise, True), model="fake-model")
+    with server.serve() as url:
+        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
+        monkeypatch.setenv("EXECSIM_MODEL_NAME", "fake-model")
+        ask_model(exercise.pk)
+    exercise.refresh_from_db()
+    assert server.requests and (exercise.model_state, exercise.model_answers) == ("asking", {})

@@ -3,17 +3,14 @@ student answers; another educator and a visitor are refused."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.test import Client
-from django.urls import reverse
 
-from tests.webapp.exercises.support import exercise_of
+from tests.webapp.exercises.support import answer, exercise_of, join
 from tests.webapp.explorer.support import _user
 from webapp.exercises.routing import websocket_urlpatterns
 
@@ -35,12 +32,7 @@ async def _connect(exercise, user):
 @database_sync_to_async
 def _answer(exercise, name: str, text: str) -> None:
     client = Client()
-    body = json.dumps({"name": name})
-    token = client.post(
-        reverse("exercises:join", args=[exercise.slug]), body, content_type="application/json"
-    ).json()["token"]
-    body = json.dumps({"token": token, "question": "result", "text": text})
-    client.post(reverse("exercises:answer", args=[exercise.slug]), body, content_type="application/json")
+    answer(client, exercise, join(client, exercise, name), "result", text)
 
 
 async def test_the_owner_gets_the_results_live_and_others_are_refused(educator, carol, django_user_model):
