@@ -33,12 +33,12 @@ from simulator.execution.trace import Step, Trace, Value
 from simulator.explore import Sentence, sentence_at, stepper_sentences
 from simulator.prompts.parsing import assert_answer, parse_answer_block
 from simulator.questions import (
-    CONTROL,
     Execution,
     Question,
     QuestionSet,
-    askable,
     executions,
+    flow_matters,
+    line_of,
     ordinal,
     render_prompt,
     state_type,
@@ -175,7 +175,11 @@ def propose(
     taken: set[int] = set()
     # Each candidate is ranked by how often its outcome (where the line goes next, or the variable it
     # sets) came before it: the first time each outcome happens is drawn before its repeats.
-    flow = [(run, "", str(run.after.line)) for run in context.runs if run.after and context.flow_matters(run)]
+    flow = [
+        (run, "", str(run.after.line))
+        for run in context.runs
+        if run.after and flow_matters(run, context.source(run.step.line))
+    ]
     changes = [(run, name, name) for run in context.runs if run.after for name in run.after.changed]
     for kind, candidates, cap in (("next_line", flow, max_next_line), ("value", changes, max_value)):
         seen: Counter[tuple[int, str]] = Counter()
@@ -241,14 +245,7 @@ class _Context:
         return sentence.text if sentence else ""
 
     def source(self, number: int) -> str:
-        return self.lines[number - 1] if 0 < number <= len(self.lines) else ""
-
-    def flow_matters(self, run: Execution) -> bool:
-        """Whether ``questions.path_questions`` would ask what runs after this execution."""
-        source, after = self.source(run.step.line), run.after
-        if not askable(source) or after is None or after.event != "line" or after.line == run.step.line:
-            return False
-        return bool(CONTROL.match(source.strip())) or after.line != run.step.line + 1
+        return line_of(self.lines, number)
 
     def run_at(self, index: int) -> Execution:
         steps = self.trace.steps
@@ -496,18 +493,15 @@ def _question_set(program: Program, questions: Sequence[ExerciseQuestion]) -> Qu
     if split is None or not questions:
         return None
     lines = program.code.split("\n")
-
-    def source(number: int) -> str:
-        return lines[number - 1] if 0 < number <= len(lines) else ""
-
     asked = []
     for q in questions:
+        source = line_of(lines, q.line)
         if q.kind == "next_line":
-            answer = source(int(q.answer)) if q.answer.isdigit() else ""
-            asked.append(Question("path", q.line, q.occurrence, source(q.line), (answer,)))
+            answer = line_of(lines, int(q.answer)) if q.answer.isdigit() else ""
+            asked.append(Question("path", q.line, q.occurrence, source, (answer,)))
         elif q.kind == "value":
             state = f"{q.answer}; {state_type(q.answer_type)}"
-            asked.append(Question("state", q.line, q.occurrence, source(q.line), (state,), q.variable))
+            asked.append(Question("state", q.line, q.occurrence, source, (state,), q.variable))
     return QuestionSet(code=program.code, entry_point=split[0], args=split[1], questions=tuple(asked))
 
 
@@ -524,14 +518,15 @@ def _split_call(call: str) -> tuple[str, str] | None:
 
 
 def _read_path(question: ExerciseQuestion, answer: str, lines: list[str]) -> Checked:
-    """A path answer is the source text of the next line: back to its number (it must be unique)."""
+    """A path answer is the source text of the next line: back to its number. Text that stands on
+    several lines is right when one of them is the next line (the model cannot say which it meant)."""
     if answer.strip() == "-1":  # "the line never runs": it did run
         return Checked("wrong", f"Not quite: it is line {question.answer}.", "-1")
     numbers = [i for i, line in enumerate(lines, 1) if line.strip() and line.strip() == answer.strip()]
-    if len(numbers) != 1:
-        where = "is not a line of the code" if not numbers else "is on several lines of the code"
-        return Checked("unreadable", f"the model's answer `{answer}` {where}", "")
-    return check(question, str(numbers[0]), lines=len(lines))
+    if not numbers:
+        return Checked("unreadable", f"the model's answer `{answer}` is not a line of the code", "")
+    number = question.answer if question.answer in map(str, numbers) else str(numbers[0])
+    return check(question, number, lines=len(lines))
 
 
 def _read_state(question: ExerciseQuestion, answer: str, lines: int) -> Checked:

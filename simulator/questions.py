@@ -191,20 +191,16 @@ def path_questions(code: str, trace: Trace, *, include_module: bool = False) -> 
     runs = executions(trace, starts, include_module)
     questions: list[Question] = []
     for run in runs:
-        source = _line(lines, run.step.line)
-        if run.step.line not in statement_lines or not askable(source):
+        source = line_of(lines, run.step.line)
+        if run.step.line not in statement_lines or not flow_matters(run, source):
             continue
-        after = run.after
-        if after is None or after.event != "line" or after.line == run.step.line:
-            continue  # the frame ends here (or the trace was cut): no next line to ask about
-        if not (CONTROL.match(source.strip()) or after.line != run.step.line + 1):
-            continue
-        questions.append(Question("path", run.step.line, run.k, source, (_line(lines, after.line),)))
+        assert run.after is not None
+        questions.append(Question("path", run.step.line, run.k, source, (line_of(lines, run.after.line),)))
     if not trace.truncated:
         executed = {run.step.line for run in runs}
         body = _function_body_lines(code, include_module)
         for number in sorted(statement_lines - executed):
-            source = _line(lines, number)
+            source = line_of(lines, number)
             if askable(source) and number in body:
                 questions.append(Question("path", number, 1, source, (NEVER,)))
     return questions
@@ -219,7 +215,7 @@ def state_questions(code: str, trace: Trace, *, include_module: bool = False) ->
     for run in executions(trace, starts, include_module):
         if run.after is None or run.step.line not in statement_lines:
             continue
-        source = _line(lines, run.step.line)
+        source = line_of(lines, run.step.line)
         for name, value in run.after.changed.items():
             answer = _state_answer(value)
             if answer is not None:
@@ -244,7 +240,17 @@ def askable(source: str) -> bool:
     return len(text) > 5 and not text.startswith("else")
 
 
-def _line(lines: list[str], number: int) -> str:
+def flow_matters(run: Execution, source: str) -> bool:
+    """Whether what runs after this execution of the line ``source`` is worth asking: a control-flow
+    line (``if``, ``for``, ``while``, ...) or a jump, and not the frame's end (nor a cut trace)."""
+    after = run.after
+    if not askable(source) or after is None or after.event != "line" or after.line == run.step.line:
+        return False
+    return bool(CONTROL.match(source.strip())) or after.line != run.step.line + 1
+
+
+def line_of(lines: list[str], number: int) -> str:
+    """Line ``number`` (from 1) of ``lines``; "" outside them."""
     return lines[number - 1] if 0 < number <= len(lines) else ""
 
 

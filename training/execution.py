@@ -5,23 +5,18 @@ Training never executes generated code in its own process; every program goes th
 ``executor`` of its shape (``simulator.execution.RunPrograms``) so unit tests can pass a test double.
 
 Under ``accelerate launch`` every rank computes the rewards of its own completions, each in a sandbox
-pool of its own: ``rank_run_many`` sizes that pool to the rank's share of the node's cores
+pool of its own: ``rank_run_many`` starts that pool with the rank's share of the node's cores
 (``training.distributed.sandbox_workers``), where the default pool would start ``cpu_count`` workers in
 every rank.
 """
 
 from __future__ import annotations
 
-import atexit
-import threading
-
 from simulator.execution import RunPrograms, run_many
+from simulator.execution.pool import default_pool
 from simulator.execution.program import Program
 from simulator.execution.result import ExecutionResult
 from training.distributed import local_world_size, sandbox_workers
-
-_rank_pool = None
-_rank_pool_lock = threading.Lock()
 
 
 def run_programs(programs: list[Program]) -> list[ExecutionResult]:
@@ -35,17 +30,10 @@ def trace_programs(programs: list[Program]) -> list[ExecutionResult]:
 
 
 def rank_run_many(programs: list[Program]) -> list[ExecutionResult]:
-    """Run each program in this rank's sandbox pool (``sandbox_workers()`` workers, started on first
-    use, closed at exit), results in order. A module-level function, so a reward holding it pickles."""
-    global _rank_pool
-    from simulator.execution.pool import Pool
-
-    with _rank_pool_lock:
-        if _rank_pool is None:
-            _rank_pool = Pool(workers=sandbox_workers()).start()
-            atexit.register(_rank_pool.close)
-        pool = _rank_pool
-    return pool.run_many(programs) if programs else []
+    """Run each program in this rank's sandbox pool, the process's default pool started with
+    ``sandbox_workers()`` workers, results in order. A module-level function, so a reward holding it
+    pickles."""
+    return default_pool(sandbox_workers()).run_many(programs) if programs else []
 
 
 def reward_executor() -> RunPrograms | None:

@@ -383,13 +383,14 @@ _default: Pool | None = None
 _default_lock = threading.Lock()
 
 
-def default_pool() -> Pool:
+def default_pool(workers: int | None = None) -> Pool:
     """The process-wide pool behind ``simulator.execution.run``/``run_many``, started on first use and
-    closed at exit."""
+    closed at exit. ``workers``: its size when this call starts it (``cpu_count`` unless given); the
+    first call's size stands."""
     global _default
     with _default_lock:
         if _default is None:
-            pool = Pool().start()
+            pool = Pool(workers).start()
             atexit.register(pool.close)
             _default = pool
         return _default

@@ -406,15 +406,17 @@ def test_a_reply_that_cannot_be_read_leaves_every_question_unreadable(traces) ->
     short = "<answer>\nassert fact(4) == 24\nreturn 1\n</answer>"
     checked = read_model_reply(program, questions, short)
     assert checked[0].status == "right" and all(c.status == "unreadable" for c in checked[1:])
-    # a line that is not in the code, or that is on several lines
-    twice = Program(code="def f(x):\n    if x:\n        x = 1\n    x = 1\n    return x\n", call="f(2)")
+    # a line that is not in the code; a line that is on several lines, one of them the next one or not
+    twice = Program(
+        code="def f(x):\n    if x:\n        x = 1\n    x = 1\n    y = 2\n    y = 2\n    return x\n",
+        call="f(2)",
+    )
     q = question_at(traced(twice), twice, "next_line", 1)
-    assert (
-        read_model_reply(twice, [q], "<answer>\nassert f(2) == 1\nx = 1\n</answer>")[0].status == "unreadable"
-    )
-    assert (
-        read_model_reply(twice, [q], "<answer>\nassert f(2) == 1\nx = 2\n</answer>")[0].status == "unreadable"
-    )
+    statuses = [
+        read_model_reply(twice, [q], f"<answer>\nassert f(2) == 1\n{line}\n</answer>")[0].status
+        for line in ("x = 2", "x = 1", "y = 2")
+    ]
+    assert statuses == ["unreadable", "right", "wrong"]
 
 
 def test_no_model_prompt_without_a_plain_call_or_without_questions(traces) -> None:

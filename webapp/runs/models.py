@@ -20,7 +20,7 @@ from simulator.pipeline.judge import Judgement, Outcome, cost, judge
 from simulator.pipeline.settings import RunSettings
 from simulator.problem import Problem as CoreProblem
 from simulator.problem import TestCase as CoreTestCase
-from simulator.source import same_program
+from simulator.source import first_same
 from webapp.accounts.roles import is_staff
 from webapp.problems.models import Problem
 from webapp.runs.pipeline import program_for_simulation
@@ -161,6 +161,19 @@ class Run(models.Model):
     def group_name(self) -> str:
         return f"run_{self.id.hex}"
 
+    def same_programs(self, candidates: list[Candidate] | None = None) -> dict[int, int | None]:
+        """Per candidate index, the first earlier candidate that is the same program
+        (``source.same_program``), which the page names instead of letting the reader compare two
+        cards; None for a first or a new one. From the rows given (the run's own when None), in one
+        comparison pass, so the run page makes as many queries for k=8 as for k=2."""
+        rows = list(self.candidates.all()) if candidates is None else candidates
+        written = [c for c in sorted(rows, key=lambda c: c.index) if c.done and c.code]
+        firsts = first_same([c.code for c in written], self.core_problem().kind)
+        same: dict[int, int | None] = {c.index: None for c in rows}
+        for cand, first in zip(written, firsts, strict=True):
+            same[cand.index] = None if written[first] is cand else written[first].index
+        return same
+
     # -- what the run holds: one answer for every view, the explorer, the queue and the export ------
 
     @staticmethod
@@ -294,18 +307,6 @@ class Candidate(models.Model):
     class Meta:
         ordering = ["index"]
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="candidate_unique_index")]
-
-    @cached_property
-    def same_as(self) -> int | None:
-        """The first earlier candidate that is the same program (``source.same_program``), which the
-        page names instead of letting the reader compare two cards; None for a first or a new one."""
-        if not (self.done and self.code):
-            return None
-        kind = self.run.core_problem().kind
-        for other in self.run.candidates.filter(index__lt=self.index, done=True).exclude(code=""):
-            if same_program(self.code, other.code, kind):
-                return other.index
-        return None
 
 
 class Simulation(models.Model):

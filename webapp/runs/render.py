@@ -120,18 +120,19 @@ def _candidate_delta(run: Run, p: dict[str, Any]) -> list[Part]:
 def _candidate_done(run: Run, p: dict[str, Any]) -> list[Part]:
     """The candidate's program; and a copy of an earlier candidate's folds into its card at once (the
     badges say which is a copy of which)."""
-    candidates = list(run.candidates.all())  # through the run: ``Candidate.same_as`` reads it
+    candidates = list(run.candidates.all())
     cand = next((c for c in candidates if c.index == p["candidate"]), None)
     if cand is None:
         return []
     parts: list[Part] = [_partial("candidate_code.html", cand=cand, c=cand.index)]
-    if cand.same_as is not None:
+    same_as = run.same_programs(candidates)[cand.index]
+    if same_as is not None:
         public = sum(1 for t in run.core_problem().tests if t.public)
         badges = {b["c"]: b for b in candidate_badges(run, candidates, [], public)}
-        for index in (cand.same_as, cand.index):
+        for index in (same_as, cand.index):
             parts.append(_badge(run, badges[index]))
         if run.kind == "solve":  # a pasted program's page has no matrix
-            parts.append(_partial("matrix_head.html", c=cand.index, same_as=cand.same_as))
+            parts.append(_partial("matrix_head.html", c=cand.index, same_as=same_as))
     return parts
 
 
@@ -190,7 +191,6 @@ def _verdict_cell(verdict: Verdict, real: dict[str, Any] | None) -> str:
 
 
 def _selected(run: Run, p: dict[str, Any]) -> list[Part]:
-    # through the run: each candidate's ``run`` is this one, which ``Candidate.same_as`` reads
     public = sum(1 for t in run.core_problem().tests if t.public)
     badges = candidate_badges(run, list(run.candidates.all()), list(run.executions.all()), public)
     return [_partial("selected.html", run=run), *(_badge(run, b) for b in badges)]

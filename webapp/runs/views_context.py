@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from simulator.compare import DEFAULT_TOLERANCE, outputs_match
-from simulator.source import first_same
 from webapp.runs import real
 from webapp.runs.models import Candidate, Execution, Run, Simulation, Verdict, explorer_link
 
@@ -227,19 +226,6 @@ def _final_prediction(
 # -- candidates: identical programs, and what each really did --------------------------------------
 
 
-def same_programs(run: Run, candidates: list[Candidate]) -> dict[int, int | None]:
-    """``Candidate.same_as`` of every candidate at once, from the rows given: one comparison pass
-    (``source.first_same``) instead of a query per candidate, so the run page and its share link make
-    as many queries for k=8 as for k=2 (tests/webapp/test_query_counts.py)."""
-    kind = run.core_problem().kind
-    written = [c for c in sorted(candidates, key=lambda c: c.index) if c.done and c.code]
-    firsts = first_same([c.code for c in written], kind)
-    same: dict[int, int | None] = {c.index: None for c in candidates}
-    for cand, first in zip(written, firsts, strict=True):
-        same[cand.index] = None if written[first] is cand else written[first].index
-    return same
-
-
 def candidate_badges(
     run: Run, candidates: list[Candidate], executions: list[Execution], public_tests: int
 ) -> list[dict[str, Any]]:
@@ -249,7 +235,7 @@ def candidate_badges(
     its program really did (``real``: passed, total, passes; None before it ran for real). Pass/fail
     only, so nothing here depends on who reads it (a private test's pass shows on share links too)."""
     by_index = {c.index: c for c in candidates}
-    same = same_programs(run, candidates)
+    same = run.same_programs(candidates)
     copies: dict[int, list[int]] = {}
     for index, first in sorted(same.items()):
         if first is not None:
