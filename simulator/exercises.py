@@ -9,8 +9,8 @@ sentence for that step. Three kinds of question:
 - ``result``: what does the call return (call mode), or what does the program print (script mode)?
 
 Lines, occurrences and "the step after a line" are counted as the white-box questions count them
-(``simulator.questions.executions``), so both agree; ``model_prompt`` asks the same questions of the
-model in that format and ``read_model_reply`` checks its answers as a student's are checked.
+(``simulator.questions.executions``), so both agree; ``simulator.exercise_model`` asks the same
+questions of the model in that format and checks its answers as a student's are checked.
 
 Answers are typed text: ``check`` reads a value as a Python literal (never ``eval``), a line as a number,
 printed output as the verifier compares it, and never raises, whatever the text.
@@ -18,11 +18,9 @@ printed output as the verifier compares it, and never raises, whatever the text.
 
 from __future__ import annotations
 
-import ast
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
@@ -31,17 +29,12 @@ from simulator.compare import NOT_LITERAL, literal, outputs_match, same_value
 from simulator.execution.program import Program
 from simulator.execution.trace import Step, Trace, Value
 from simulator.explore import Sentence, sentence_at, stepper_sentences
-from simulator.prompts.parsing import assert_answer, parse_answer_block
 from simulator.questions import (
     Execution,
-    Question,
-    QuestionSet,
     executions,
     flow_matters,
     line_of,
     ordinal,
-    render_prompt,
-    state_type,
     statement_starts,
 )
 from simulator.source import parse_python
@@ -354,7 +347,7 @@ def _typable(value: Value, what: str) -> None:
     if value.truncated or len(value.repr) > MAX_TEXT:
         raise ValueError(f"{what} is too long to type as an answer")
     if literal(value.repr) is NOT_LITERAL:
-        raise ValueError(f"{what} is not a Python literal ({_a(value.type)} object): it cannot be typed")
+        raise ValueError(f"{what} is not a Python literal ({an(value.type)} object): it cannot be typed")
 
 
 # --- checking an answer ------------------------------------------------------------------------------
@@ -400,11 +393,15 @@ def _check_value(question: ExerciseQuestion, text: str) -> Checked:
     expected_type = question.answer_type or type(expected).__name__
     if same:  # 2 for 2.0
         return Checked(
-            "wrong", f"Right value, but it is {_a(expected_type)} ({answer}), not {_a(name)}.", shown
+            "wrong",
+            f"Right value, but it is {an(expected_type)} ({answer}), not {an(name)}.",
+            shown,
         )
     if same_value(given, expected):  # True for 1
         return Checked(
-            "wrong", f"Not quite: it is {answer} ({_a(expected_type)}), not {shown} ({_a(name)}).", shown
+            "wrong",
+            f"Not quite: it is {answer} ({an(expected_type)}), not {shown} ({an(name)}).",
+            shown,
         )
     return _not_quite(answer, shown)
 
@@ -443,101 +440,6 @@ def _why_unreadable(text: str) -> str:
     return f"That is not a Python value. Type {_WHAT_A_VALUE_IS}."
 
 
-def _a(word: str) -> str:
+def an(word: str) -> str:
+    """The word with its indefinite article: "an int", "a float"."""
     return f"{'an' if word[:1].lower() in ('a', 'e', 'i', 'o', 'u') else 'a'} {word}"
-
-
-# --- the same questions asked of the model ---------------------------------------------------------
-
-
-def model_prompt(program: Program, questions: Sequence[ExerciseQuestion]) -> str | None:
-    """The white-box prompt (``questions.render_prompt``) asking the model every next-line and value
-    question as a path or state question (the result question is its Question1, the assertion).
-    None when the program is not a call ``name(args)`` or when there is no question."""
-    qset = _question_set(program, questions)
-    return render_prompt(qset) if qset is not None else None
-
-
-def read_model_reply(program: Program, questions: Sequence[ExerciseQuestion], reply: str) -> list[Checked]:
-    """The model's answer to each question, in the order given, checked as a student's would be."""
-    qset = _question_set(program, questions)
-    block = parse_answer_block(reply)
-    if qset is None or not block.ok:
-        why = "the model was not asked" if qset is None else f"the model gave no answer ({block.error})"
-        return [Checked("unreadable", why, "") for _ in questions]
-    asked = [q for q in questions if q.kind != "result"]
-    aligned = len(block.answers) == len(asked)
-    answers = iter(block.answers)
-    lines = len(program.code.split("\n"))
-    checked = []
-    for question in questions:
-        if question.kind == "result":
-            span = assert_answer(block.assertion)
-            checked.append(
-                check(question, span.value, lines=lines)
-                if span is not None
-                else Checked("unreadable", "the model did not fill the assertion", "")
-            )
-        elif not aligned:
-            why = f"the model gave {len(block.answers)} answers to {len(asked)} questions"
-            checked.append(Checked("unreadable", why, ""))
-        elif question.kind == "next_line":
-            checked.append(_read_path(question, next(answers), program.code.split("\n")))
-        else:
-            checked.append(_read_state(question, next(answers), lines))
-    return checked
-
-
-def _question_set(program: Program, questions: Sequence[ExerciseQuestion]) -> QuestionSet | None:
-    split = _split_call(program.call) if program.shape == "call" and program.call else None
-    if split is None or not questions:
-        return None
-    lines = program.code.split("\n")
-    asked = []
-    for q in questions:
-        source = line_of(lines, q.line)
-        if q.kind == "next_line":
-            answer = line_of(lines, int(q.answer)) if q.answer.isdigit() else ""
-            asked.append(Question("path", q.line, q.occurrence, source, (answer,)))
-        elif q.kind == "value":
-            state = f"{q.answer}; {state_type(q.answer_type)}"
-            asked.append(Question("state", q.line, q.occurrence, source, (state,), q.variable))
-    return QuestionSet(code=program.code, entry_point=split[0], args=split[1], questions=tuple(asked))
-
-
-def _split_call(call: str) -> tuple[str, str] | None:
-    """``name(args)`` as (name, args), else None (a call of an attribute, a call of a call, ...)."""
-    text = call.strip()
-    try:
-        node = parse_python(text, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)) or not text.endswith(")"):
-        return None
-    return node.func.id, text[text.index("(") + 1 : -1].strip()
-
-
-def _read_path(question: ExerciseQuestion, answer: str, lines: list[str]) -> Checked:
-    """A path answer is the source text of the next line: back to its number. Text that stands on
-    several lines is right when one of them is the next line (the model cannot say which it meant)."""
-    if answer.strip() == "-1":  # "the line never runs": it did run
-        return Checked("wrong", f"Not quite: it is line {question.answer}.", "-1")
-    numbers = [i for i, line in enumerate(lines, 1) if line.strip() and line.strip() == answer.strip()]
-    if not numbers:
-        return Checked("unreadable", f"the model's answer `{answer}` is not a line of the code", "")
-    number = question.answer if question.answer in map(str, numbers) else str(numbers[0])
-    return check(question, number, lines=len(lines))
-
-
-def _read_state(question: ExerciseQuestion, answer: str, lines: int) -> Checked:
-    """A state answer is ``value; type``: the value checked as a student's, then the type it names."""
-    if ";" not in answer:
-        return Checked("unreadable", f"the model's answer `{answer}` is not `value; type`", "")
-    value, named = (part.strip() for part in answer.rsplit(";", 1))
-    if literal(value) is NOT_LITERAL and named == "str":
-        value = repr(value)  # an unquoted string, as ExecVerify accepts
-    checked = check(question, value, lines=lines)
-    expected = state_type(question.answer_type)
-    if checked.status == "right" and state_type(named) != expected:
-        return Checked("wrong", f"Right value, but it is {_a(expected)}, not {_a(named)}.", checked.given)
-    return checked

@@ -1,5 +1,5 @@
-"""Prediction exercises on real traces: proposing questions (golden files), adding them at a step,
-checking typed answers (hostile ones included) and asking the served model the same questions."""
+"""Prediction exercises on real traces: proposing questions (golden files), adding them at a step and
+checking typed answers (hostile ones included)."""
 
 from __future__ import annotations
 
@@ -9,58 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from simulator.execution import Program, SandboxError, run
+from simulator.execution import Program
 from simulator.execution.trace import Trace
 from simulator.exercises import (
     Checked,
     ExerciseQuestion,
     check,
-    model_prompt,
     propose,
     question_at,
-    read_model_reply,
 )
-from simulator.questions import ordinal, state_type
+from tests.simulator.exercise_programs import PROGRAMS, SQUARES, all_traces, traced
 
 GOLDEN = Path(__file__).parent / "golden" / "exercises"
-REPO = Path(__file__).resolve().parents[2]
-
-# The explorer's examples (webapp/explorer/programs.py EXAMPLES), copied: tests/simulator stays off webapp.
-ALIASING = "def f(xs):\n    ys = xs\n    zs = list(xs)\n    ys.append(4)\n    return xs, zs\n"
-FACT = "def fact(n):\n    if n <= 1:\n        return 1\n    return n * fact(n - 1)\n"
-LINKED_LIST = (
-    "class Node:\n    def __init__(self, value, next=None):\n        self.value = value\n"
-    "        self.next = next\n\n\ndef build(values):\n    head = None\n"
-    "    for v in reversed(values):\n        head = Node(v, head)\n    return head\n"
-)
-SQUARES = (
-    "def square(x):\n    return x * x\n\n\ndef total(xs):\n    s = 0\n    for x in xs:\n"
-    "        s += square(x)\n    return s\n"
-)
-# examples/programs/running_total.py only defines its functions; as a script it also calls one.
-RUNNING_TOTAL = (REPO / "examples" / "programs" / "running_total.py").read_text() + "\ntotal([1, 2, 3])\n"
-
-PROGRAMS = {
-    "aliasing": Program(code=ALIASING, call="f([1, 2, 3])"),
-    "recursion": Program(code=FACT, call="fact(4)"),
-    "linked-list": Program(code=LINKED_LIST, call="build([1, 2, 3])"),
-    "running-total": Program(code=RUNNING_TOTAL, stdin=""),
-    "squares": Program(code=SQUARES, call="total([1, 2, 3])"),
-}
-
-
-def traced(program: Program, max_steps: int = 1000) -> Trace:
-    try:
-        result = run(program, trace=True, max_steps=max_steps)
-    except SandboxError as exc:
-        pytest.skip(f"the sandbox is not available: {exc}")
-    assert result.trace is not None
-    return result.trace
 
 
 @pytest.fixture(scope="module")
 def traces() -> dict[str, Trace]:
-    return {name: traced(program) for name, program in PROGRAMS.items()}
+    return all_traces()
 
 
 def lines_of(program: Program) -> int:
@@ -166,7 +131,6 @@ def test_script_mode_asks_what_the_program_prints(traces) -> None:
     # the module frame is asked about too: a def line goes past the function's body
     define = question_at(trace, program, "next_line", 1)
     assert (define.line, define.answer) == (1, "5")
-    assert model_prompt(program, [result]) is None  # a script is not a call f(args)
 
 
 # --- question_at: what cannot be asked ----------------------------------------------------------------
@@ -333,98 +297,3 @@ def test_questions_round_trip_and_are_read_back_tolerantly() -> None:
         ExerciseQuestion.from_dict({})
     with pytest.raises(ValueError, match="step must be a whole number"):
         ExerciseQuestion.from_dict({"kind": "value", "step": "four"})
-
-
-# --- the same questions asked of the model ----------------------------------------------------------
-
-
-def right_reply(program: Program, questions: list[ExerciseQuestion]) -> str:
-    lines = program.code.split("\n")
-    answers = []
-    for q in questions:
-        if q.kind == "next_line":
-            answers.append(lines[int(q.answer) - 1].strip())
-        elif q.kind == "value":
-            answers.append(f"{q.answer}; {state_type(q.answer_type)}")
-    result = next(q for q in questions if q.kind == "result")
-    body = "\n".join([f"assert {program.call} == {result.answer}", *answers])
-    return f"<reasoning>\nstep by step\n</reasoning>\n<answer>\n{body}\n</answer>"
-
-
-def test_the_model_is_asked_the_same_questions_and_its_reply_is_checked(traces) -> None:
-    program = PROGRAMS["squares"]
-    questions = propose(traces["squares"], program)
-    kinds = [q.kind for q in questions]
-    assert kinds[0] == "result" and "next_line" in kinds and "value" in kinds
-    prompt = model_prompt(program, questions)
-    assert prompt is not None
-    assert (
-        "assert total([1, 2, 3]) == ????" in prompt and "Question1: Fill the assertion statement." in prompt
-    )
-    assert f"Question{len(questions)}:" in prompt and f"Question{len(questions) + 1}:" not in prompt
-    first = next(q for q in questions if q.kind == "next_line")
-    assert f"immediately after line {first.line}: `" in prompt
-    assert f"has been executed for the {ordinal(first.occurrence)} time?" in prompt
-
-    reply = right_reply(program, questions)
-    assert [c.status for c in read_model_reply(program, questions, reply)] == ["right"] * len(questions)
-
-    # the first path answer names the line after it, the first value is off by one, the type wrong
-    wrong = reply.replace("assert total([1, 2, 3]) == 14", "assert total([1, 2, 3]) == 14.0")
-    path_index = kinds.index("next_line")
-    source = program.code.split("\n")[int(questions[path_index].answer) - 1].strip()
-    wrong = wrong.replace(f"\n{source}\n", "\nreturn s\n", 1)
-    checked = read_model_reply(program, questions, wrong)
-    assert checked[0] == Checked("wrong", "Right value, but it is an int (14), not a float.", "14.0")
-    assert checked[path_index] == Checked(
-        "wrong", f"Not quite: it is line {questions[path_index].answer}.", "9"
-    )
-
-    value_index = kinds.index("value")
-    value = questions[value_index]
-    lines = reply.split("\n")
-    at = lines.index(f"{value.answer}; int")
-    for typed, status in (
-        (f"{value.answer}; float", "wrong"),
-        ("99; int", "wrong"),
-        ("banana", "unreadable"),
-    ):
-        changed = "\n".join(lines[:at] + [typed] + lines[at + 1 :])
-        assert read_model_reply(program, questions, changed)[value_index].status == status, typed
-
-
-def test_a_reply_that_cannot_be_read_leaves_every_question_unreadable(traces) -> None:
-    program = PROGRAMS["recursion"]
-    questions = propose(traces["recursion"], program)
-    for reply in ("", "I think it is 24.", "<answer>\n</answer>", "\x00" * 10):
-        checked = read_model_reply(program, questions, reply)
-        assert len(checked) == len(questions)
-        assert all(
-            c.status == "unreadable" and c.message.startswith("the model gave no answer") for c in checked
-        )
-    # answers that do not line up with the questions: none is read, the assertion still is
-    short = "<answer>\nassert fact(4) == 24\nreturn 1\n</answer>"
-    checked = read_model_reply(program, questions, short)
-    assert checked[0].status == "right" and all(c.status == "unreadable" for c in checked[1:])
-    # a line that is not in the code; a line that is on several lines, one of them the next one or not
-    twice = Program(
-        code="def f(x):\n    if x:\n        x = 1\n    x = 1\n    y = 2\n    y = 2\n    return x\n",
-        call="f(2)",
-    )
-    q = question_at(traced(twice), twice, "next_line", 1)
-    statuses = [
-        read_model_reply(twice, [q], f"<answer>\nassert f(2) == 1\n{line}\n</answer>")[0].status
-        for line in ("x = 2", "x = 1", "y = 2")
-    ]
-    assert statuses == ["unreadable", "right", "wrong"]
-
-
-def test_no_model_prompt_without_a_plain_call_or_without_questions(traces) -> None:
-    questions = propose(traces["recursion"], PROGRAMS["recursion"])
-    assert model_prompt(PROGRAMS["recursion"], []) is None
-    for call in ("math.factorial(4)", "fact(4) + 1", "fact(4)(1)", "(lambda: 1)()"):
-        assert model_prompt(Program(code=FACT, call=call), questions) is None
-    assert model_prompt(Program(code=FACT, call=" fact( 4 ) "), questions) is not None
-    assert all(
-        c.status == "unreadable" for c in read_model_reply(PROGRAMS["running-total"], questions, "<answer>")
-    )

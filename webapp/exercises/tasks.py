@@ -13,7 +13,7 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
-from simulator.exercises import model_prompt, read_model_reply
+from simulator.exercise_model import model_prompt, read_model_reply
 from simulator.llm.errors import LLMError
 from webapp import broadcast
 from webapp.celery import app
