@@ -223,10 +223,11 @@
       start(result);
     });
   });
+  var kept = remembered();
   if (token) { remember(token); joined(data.name); }
-  else if (remembered()) {
+  else if (kept) {
     api.go(0, "replace");
-    post(data.join, { token: remembered() }).then(function (result) {
+    post(data.join, { token: kept }).then(function (result) {
       if (result.error) {  // an unknown token is forgotten; any other trouble is said by the name form
         if (result.httpStatus === 403) { remember(""); } else { q("exercise-join-error").textContent = result.error; }
         askName();

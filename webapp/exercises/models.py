@@ -109,7 +109,7 @@ class Exercise(models.Model):
             return {"state": "answered", **found} if found else {"state": "unavailable", "message": NO_ANSWER}
         if classmate.state == "asking":
             return {"state": "asking", "message": "the model is still answering"}
-        return {"state": "unavailable", "message": classmate.message or NO_ANSWER}
+        return {"state": "unavailable", "message": classmate.message}
 
     @property
     def group(self) -> str:

@@ -128,13 +128,16 @@ def _answer_payload(exercise: Exercise, answer: Answer) -> dict[str, Any]:
     return payload
 
 
+def _answered(exercise: Exercise, student: Student) -> dict[str, dict[str, Any]]:
+    """What the student answered so far, per question, as their page shows it."""
+    return {a.question_id: _answer_payload(exercise, a) for a in student.answers.all()}
+
+
 def _play_context(request: HttpRequest, exercise: Exercise, *, embedded: bool) -> dict[str, Any]:
     trace = exercise.trace
     core = trace.core_trace()
     student = _student(request, exercise)
-    answered = {}
-    if student is not None:
-        answered = {a.question_id: _answer_payload(exercise, a) for a in student.answers.all()}
+    answered = _answered(exercise, student) if student is not None else {}
     context = viewer_context(core, trace.program())
     context.update(
         {
@@ -210,9 +213,10 @@ def exercise_join(request: HttpRequest, slug: str) -> HttpResponse:
         student = _student(request, exercise, data["token"])
         if student is None:
             return _refused("Type your name to start again.", 403)
-        answered = {a.question_id: _answer_payload(exercise, a) for a in student.answers.all()}
         return _with_cookie(
-            JsonResponse({"token": student.token, "name": student.name, "answered": answered}),
+            JsonResponse(
+                {"token": student.token, "name": student.name, "answered": _answered(exercise, student)}
+            ),
             request,
             exercise,
             student,

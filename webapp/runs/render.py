@@ -125,10 +125,10 @@ def _candidate_done(run: Run, p: dict[str, Any]) -> list[Part]:
     if cand is None:
         return []
     parts: list[Part] = [_partial("candidate_code.html", cand=cand, c=cand.index)]
-    same_as = run.same_programs(candidates)[cand.index]
+    public = sum(1 for t in run.core_problem().tests if t.public)
+    badges = {b["c"]: b for b in candidate_badges(run, candidates, [], public)}
+    same_as = badges[cand.index]["same_as"]
     if same_as is not None:
-        public = sum(1 for t in run.core_problem().tests if t.public)
-        badges = {b["c"]: b for b in candidate_badges(run, candidates, [], public)}
         for index in (same_as, cand.index):
             parts.append(_badge(run, badges[index]))
         if run.kind == "solve":  # a pasted program's page has no matrix

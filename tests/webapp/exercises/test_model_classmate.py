@@ -35,14 +35,20 @@ def _reply(exercise: Exercise, right: bool) -> str:
     return f"<reasoning>s adds the squares</reasoning>\n<answer>\n{answer}\n</answer>"
 
 
-@pytest.mark.parametrize("right", [True, False])
-def test_the_models_answers_are_checked_and_shown_beside_the_students(educator, monkeypatch, right):
-    exercise = exercise_of(educator, with_model=True)
+def _ask_served(exercise: Exercise, right: bool, monkeypatch: Any) -> FakeModelServer:
+    """Ask the model about ``exercise`` against the fake server answering right (or wrong); the server."""
     server = FakeModelServer(lambda body: _reply(exercise, right), model="fake-model")
     with server.serve() as url:
         monkeypatch.setenv("EXECSIM_MODEL_URL", url)
         monkeypatch.setenv("EXECSIM_MODEL_NAME", "fake-model")
         ask_model(exercise.pk)
+    return server
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_the_models_answers_are_checked_and_shown_beside_the_students(educator, monkeypatch, right):
+    exercise = exercise_of(educator, with_model=True)
+    server = _ask_served(exercise, right, monkeypatch)
     exercise.refresh_from_db()
     assert exercise.model_state == "answered"
     prompt = server.requests[0]["messages"][0]["content"]
@@ -146,10 +152,6 @@ def test_an_older_ask_does_not_overwrite_a_newer_one(educator, monkeypatch):
         return read(*args)
 
     monkeypatch.setattr(tasks, "read_model_reply", read_after_a_new_save)
-    server = FakeModelServer(lambda body: _reply(exercise, True), model="fake-model")
-    with server.serve() as url:
-        monkeypatch.setenv("EXECSIM_MODEL_URL", url)
-        monkeypatch.setenv("EXECSIM_MODEL_NAME", "fake-model")
-        ask_model(exercise.pk)
+    server = _ask_served(exercise, True, monkeypatch)
     exercise.refresh_from_db()
     assert server.requests and (exercise.model_state, exercise.model_answers) == ("asking", {})
