@@ -4,7 +4,8 @@ do at once, in the proportions of issue 54 (per 1 of ``LOAD_SCALE``: 100 student
 
 - Student: logged in; opens the class's shared trace (the page, as a browser loads it), steps through
   it (in the page: no request), answers the class's exercise (join, then an answer every few seconds),
-  and traces a small program of their own now and then (the explorer's paste form: a sandboxed run).
+  and traces a small program of their own on arrival and now and then after (the explorer's paste
+  form: a sandboxed run; on arrival, so that even the shortest run makes every kind of request).
 - Developer: opens a problem, submits a Solve run (k=4, narration on, the form's other defaults),
   watches it live on its page's WebSocket to its end, asks Run for real, then thinks.
 - Annotator: works the queue: claims the next item, reads it, decides (reject or skip).
@@ -151,6 +152,7 @@ class Student(LoggedIn):
         )
         self.token = reply.json().get("token", "") if reply.ok else ""
         self.questions = list(SEED["questions"])
+        self.trace_my_program()
 
     @task(6)
     def answer(self) -> None:
