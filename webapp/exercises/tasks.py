@@ -10,7 +10,6 @@ import logging
 from collections.abc import Mapping
 from datetime import datetime
 
-from django.conf import settings
 from django.utils import timezone
 
 from simulator.exercise_model import model_prompt, read_model_reply
@@ -34,11 +33,8 @@ def start_asking(exercise: Exercise) -> None:
     Exercise.objects.filter(pk=exercise.pk).update(
         model_state="asking", model_message="", model_answers={}, model_asked_at=asked_at
     )
-    if settings.TASK_RUNNER != "celery":
-        runner.in_user_queue(exercise.owner_id, ask_model, exercise.pk)
-        return
     try:
-        ask_model_task.delay(exercise.pk)
+        runner.in_background(exercise.owner_id, ask_model_task, ask_model, exercise.pk)
     except Exception:  # the broker is down: say so now, not "asking" until the ask times out
         log.warning("could not queue the model's answers to exercise %s", exercise.pk, exc_info=True)
         _store(exercise, asked_at, "unavailable", NO_QUEUE, {})

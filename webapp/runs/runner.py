@@ -109,20 +109,24 @@ def in_user_queue(user_id: Any, job: Callable[..., Any], *args: Any) -> None:
     _scheduler().submit(user_id, lambda: _closing(job, *args))
 
 
+def in_background(user_id: Any, task: Any, job: Callable[..., Any], *args: Any) -> None:
+    """The one place that decides where background work runs: the Celery ``task`` on a worker
+    (REDIS_URL set), or its body ``job`` in ``user_id``'s in-process queue. Raises when the broker
+    cannot be reached."""
+    if settings.TASK_RUNNER == "celery":
+        task.delay(*args)
+    else:
+        in_user_queue(user_id, job, *args)
+
+
 def enqueue(run_id: Any) -> None:
     """Queue a run (``tasks.execute_run``)."""
-    if settings.TASK_RUNNER == "celery":
-        execute_run_task.delay(str(run_id))
-    else:
-        in_user_queue(_owner(run_id), execute_run, str(run_id))
+    in_background(_owner(run_id), execute_run_task, execute_run, str(run_id))
 
 
 def enqueue_real(run_id: Any) -> None:
     """Queue "Run for real" on a run (``tasks.execute_real``), in its user's queue like their runs."""
-    if settings.TASK_RUNNER == "celery":
-        execute_real_task.delay(str(run_id))
-    else:
-        in_user_queue(_owner(run_id), execute_real, str(run_id))
+    in_background(_owner(run_id), execute_real_task, execute_real, str(run_id))
 
 
 def start_pending_real(sender: Any, run: Run, **kwargs: Any) -> None:
