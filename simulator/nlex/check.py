@@ -33,7 +33,8 @@ from typing import Literal
 
 from simulator.compare import NOT_LITERAL, literal, outputs_match, same_value
 from simulator.execution.trace import TRUNCATION_MARK, Trace, Value
-from simulator.nlex.claims import Claim, extract_claims, object_value
+from simulator.nlex.claims import Claim, extract_claims
+from simulator.nlex.literals import object_value
 from simulator.nlex.trace_index import UNKEYED, TraceIndex, Wanted, element_of, normal_text
 from simulator.source import parse_python
 

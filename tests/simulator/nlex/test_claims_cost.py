@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
-import simulator.nlex.claims as claims_module
+import simulator.nlex.literals as literals_module
 from simulator.execution.program import Program
 from simulator.execution.trace import Trace
 from simulator.execution.tracer import trace_in_process
-from simulator.nlex.claims import MAX_TEXT_CHARS, extract, extract_claims, literal_prefix, object_value
+from simulator.nlex.claims import MAX_TEXT_CHARS, extract, extract_claims
+from simulator.nlex.literals import literal_prefix, object_value
 from simulator.nlex.verify import verify
 
 SIZE = 20_000
@@ -68,11 +69,11 @@ class _TooMuch(AssertionError):
 
 @pytest.fixture
 def parsed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[int], list[int]]]:
-    """Count the characters claims.py hands to Python's parser (``ast.literal_eval`` and
+    """Count the characters reading claims hands to Python's parser (``ast.literal_eval`` and
     ``parse_python``); over ``budget`` characters it stops the extraction with ``_TooMuch``."""
     seen = [0]
     limit = [0]
-    literal_eval, parse_python = ast.literal_eval, claims_module.parse_python
+    literal_eval, parse_python = ast.literal_eval, literals_module.parse_python
 
     def count(text: Any) -> None:
         seen[0] += len(text) if isinstance(text, str) else 0
@@ -87,8 +88,8 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[int], list[int
         count(text)
         return parse_python(text, **kwargs)
 
-    monkeypatch.setattr(claims_module.ast, "literal_eval", counted_literal_eval)
-    monkeypatch.setattr(claims_module, "parse_python", counted_parse)
+    monkeypatch.setattr(literals_module.ast, "literal_eval", counted_literal_eval)
+    monkeypatch.setattr(literals_module, "parse_python", counted_parse)
 
     def start(budget: int) -> list[int]:
         seen[0], limit[0] = 0, budget
