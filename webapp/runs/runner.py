@@ -103,20 +103,15 @@ def _closing(job: Callable[..., Any], *args: Any) -> None:
         connections.close_all()
 
 
-def in_user_queue(user_id: Any, job: Callable[..., Any], *args: Any) -> None:
-    """Embedded mode: ``job(*args)`` on the in-process threads, in ``user_id``'s queue (taken in turn
-    with other users'), its thread's database connections closed after."""
-    _scheduler().submit(user_id, lambda: _closing(job, *args))
-
-
 def in_background(user_id: Any, task: Any, job: Callable[..., Any], *args: Any) -> None:
     """The one place that decides where background work runs: the Celery ``task`` on a worker
-    (REDIS_URL set), or its body ``job`` in ``user_id``'s in-process queue. Raises when the broker
-    cannot be reached."""
+    (REDIS_URL set), or its body ``job(*args)`` on the in-process threads, in ``user_id``'s queue
+    (taken in turn with other users'), its thread's database connections closed after. Raises when
+    the broker cannot be reached."""
     if settings.TASK_RUNNER == "celery":
         task.delay(*args)
     else:
-        in_user_queue(user_id, job, *args)
+        _scheduler().submit(user_id, lambda: _closing(job, *args))
 
 
 def enqueue(run_id: Any) -> None:
