@@ -4,8 +4,10 @@ do at once, in the proportions of issue 54 (per 1 of ``LOAD_SCALE``: 100 student
 
 - Student: logged in; opens the class's shared trace (the page, as a browser loads it), steps through
   it (in the page: no request), answers the class's exercise (join, then an answer every few seconds),
-  and traces a small program of their own on arrival and now and then after (the explorer's paste
-  form: a sandboxed run; on arrival, so that even the shortest run makes every kind of request).
+  and traces a small program of their own now and then (the explorer's paste form: a sandboxed run).
+  In the proportions 6 answers, 2 reopenings of the trace, 1 program of their own, in a fixed cycle
+  that each student enters at their own place (``STUDENT_CYCLE``), so that even the shortest run (five
+  students, two or three steps each) makes every kind of request; chance could leave one out.
 - Developer: opens a problem, submits a Solve run (k=4, narration on, the form's other defaults),
   watches it live on its page's WebSocket to its end, asks Run for real, then thinks.
 - Annotator: works the queue: claims the next item, reads it, decides (reject or skip).
@@ -40,6 +42,8 @@ SEQ_RE = re.compile(r'id="run-seq"[^>]*data-seq="(-?\d+)"')
 ENDED_RE = re.compile(r'id="run-status"[^>]*data-status="(finished|failed|cancelled)"')
 RUN_RE = re.compile(r"/runs/([0-9a-f-]{36})/$")
 SHARE_RE = re.compile(r'href="/share/([^/"]+)/"')
+# a student's steps, in turn (each student starts at their own place): 1 own program, 6 answers, 2 reopenings
+STUDENT_CYCLE = ["trace_my_program"] + ["answer", "reopen_trace", "answer", "answer"] * 2
 MY_PROGRAM = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x * {k}\n    return total\n"
 
 _arrivals: list[list[Any]] = []  # [socket session, run, seq, arrival time, ended]
@@ -152,9 +156,13 @@ class Student(LoggedIn):
         )
         self.token = reply.json().get("token", "") if reply.ok else ""
         self.questions = list(SEED["questions"])
-        self.trace_my_program()
+        self.turn = int(self.username.removeprefix(self.prefix))
 
-    @task(6)
+    @task
+    def next_step(self) -> None:
+        getattr(self, STUDENT_CYCLE[self.turn % len(STUDENT_CYCLE)])()
+        self.turn += 1
+
     def answer(self) -> None:
         if not self.questions or not self.token:
             return
@@ -168,11 +176,9 @@ class Student(LoggedIn):
             name="exercise answer",
         )
 
-    @task(2)
     def reopen_trace(self) -> None:
         self.client.get(f"/explorer/t/{SEED['trace']}/", name="shared trace")
 
-    @task(1)
     def trace_my_program(self) -> None:
         k = random.randint(1, 9)
         data = {
