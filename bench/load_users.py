@@ -125,8 +125,9 @@ class LoggedIn(HttpUser):
     prefix = ""
 
     def on_start(self) -> None:
-        number = next(self.environment.counters[self.prefix]) if hasattr(self.environment, "counters") else 0
-        self.username = f"{self.prefix}{number}"
+        counters = getattr(self.environment, "counters", None)
+        self.number = next(counters[self.prefix]) if counters else 0
+        self.username = f"{self.prefix}{self.number}"
         self.client.get("/accounts/login/", name="login page")
         token = self.client.cookies.get("csrftoken", "")
         self.client.post(
@@ -156,7 +157,7 @@ class Student(LoggedIn):
         )
         self.token = reply.json().get("token", "") if reply.ok else ""
         self.questions = list(SEED["questions"])
-        self.turn = int(self.username.removeprefix(self.prefix))
+        self.turn = self.number  # each student starts the cycle at their own place
 
     @task
     def next_step(self) -> None:

@@ -125,7 +125,7 @@ def _candidate_done(run: Run, p: dict[str, Any]) -> list[Part]:
     if cand is None:
         return []
     parts: list[Part] = [_partial("candidate_code.html", cand=cand, c=cand.index)]
-    public = sum(1 for t in run.core_problem().tests if t.public)
+    public = len(run.core_problem().public_tests)
     badges = {b["c"]: b for b in candidate_badges(run, candidates, [], public)}
     same_as = badges[cand.index]["same_as"]
     if same_as is not None:
@@ -191,7 +191,7 @@ def _verdict_cell(verdict: Verdict, real: dict[str, Any] | None) -> str:
 
 
 def _selected(run: Run, p: dict[str, Any]) -> list[Part]:
-    public = sum(1 for t in run.core_problem().tests if t.public)
+    public = len(run.core_problem().public_tests)
     badges = candidate_badges(run, list(run.candidates.all()), list(run.executions.all()), public)
     return [_partial("selected.html", run=run), *(_badge(run, b) for b in badges)]
 
